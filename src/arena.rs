@@ -1,0 +1,615 @@
+//! `Arena`: a single-threaded bump allocator over a list of slabs, with
+//! checkpoints. No thread-locals and no globals: the `scope` layer owns the
+//! per-thread instance.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use allocator_api2::alloc::AllocError;
+
+use crate::bump::{self, bump_up};
+use crate::config::Config;
+use crate::error::Failure;
+use crate::side::{SIDE_CHUNK_BYTES, SideBlocks};
+use crate::slab::{PAGE_BYTES, Slab};
+use crate::stats::Stats;
+
+/// The bump pointer of an empty arena: dangling, non-null, one byte before `EMPTY_END`.
+const EMPTY_PTR: *mut u8 = NonNull::<u8>::dangling().as_ptr();
+const EMPTY_END: usize = 1;
+
+/// A position in an [`Arena`], from [`Arena::checkpoint`]. Restoring it with
+/// [`Arena::restore`] releases everything allocated after it in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Index of the slab the bump pointer was in.
+    slab: usize,
+    /// Offset of the bump pointer from that slab's start.
+    offset: usize,
+    /// Bytes in use in the slabs before `slab`.
+    used_before: usize,
+}
+
+/// A bump allocator over a list of slabs.
+///
+/// Allocation is a bounds check and a pointer bump. Memory is released in
+/// bulk, by restoring a [`Checkpoint`] or by leaving a scope
+/// ([`Arena::scope`]); the slabs stay with the arena for reuse, up to
+/// [`Config::retain_bytes`], so a loop that repeats the same work makes no
+/// system allocation after its first iteration.
+///
+/// Most code uses the thread's own arena through [`scope`](crate::scope); an
+/// owned `Arena` is for code that wants its own, explicitly.
+///
+/// ```
+/// let mut arena = arena::Arena::new();
+/// let sum = arena.scope(|s| {
+///     let squares = s.from_fn(100, |i| (i * i) as u64);
+///     squares.iter().sum::<u64>()
+/// });
+/// assert_eq!(sum, 328_350);
+/// assert_eq!(arena.stats().bytes_in_use, 0);
+/// ```
+pub struct Arena {
+    // Invariants (the unsafe code in this module and in `scope` relies on them):
+    // - `slabs[..cur]` hold live allocations; `slabs[cur]` holds live
+    //   allocations below `ptr`; every slab after `cur` is entirely free. When
+    //   `slabs` is empty, `cur == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END`.
+    // - Otherwise `ptr` carries the provenance of `slabs[cur]` and
+    //   `slabs[cur].start <= ptr <= end <= slabs[cur].end`.
+    // - `end` is also clamped so that bytes in use never pass `config.limit_bytes`.
+    ptr: *mut u8,
+    end: usize,
+    /// Number of scopes open on this arena.
+    depth: u32,
+    cur: usize,
+    /// Bytes in use in `slabs[..cur]`.
+    used_before: usize,
+    slabs: Vec<Slab>,
+    /// Sum of the lengths of `slabs`.
+    slab_bytes: usize,
+    /// Size of the next slab of the geometric sequence.
+    next_slab_bytes: usize,
+    /// Bytes handed out from side blocks of the scopes open now.
+    side_in_use: usize,
+    /// Bytes of side chunks held by the scopes open now.
+    side_reserved: usize,
+    /// The largest `bytes_in_use` seen at a point where it was about to drop.
+    high_water: usize,
+    system_allocations: u64,
+    system_deallocations: u64,
+    scopes_opened: u64,
+    config: Config,
+}
+
+// SAFETY: an `Arena` owns all the memory it points to and keeps no reference
+// to thread-local or shared state, so moving it to another thread is sound.
+// It is not `Sync`: every operation needs `&mut self` or runs on one thread.
+unsafe impl Send for Arena {}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Arena::new()
+    }
+}
+
+impl std::fmt::Debug for Arena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arena").field("stats", &self.stats()).field("config", &self.config).finish()
+    }
+}
+
+impl Arena {
+    /// An empty arena with [`Config::DEFAULT`]. It holds no memory until the
+    /// first allocation.
+    pub const fn new() -> Arena {
+        Arena::with_config(Config::DEFAULT)
+    }
+
+    /// An empty arena with the given configuration (clamped as described on [`Config`]).
+    pub const fn with_config(config: Config) -> Arena {
+        let config = config.normalized();
+        Arena {
+            ptr: EMPTY_PTR,
+            end: EMPTY_END,
+            depth: 0,
+            cur: 0,
+            used_before: 0,
+            slabs: Vec::new(),
+            slab_bytes: 0,
+            next_slab_bytes: config.first_slab_bytes,
+            side_in_use: 0,
+            side_reserved: 0,
+            high_water: 0,
+            system_allocations: 0,
+            system_deallocations: 0,
+            scopes_opened: 0,
+            config,
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> Config {
+        self.config
+    }
+
+    /// Replaces the configuration. Slab sizes apply to slabs allocated from
+    /// now on; the retention budget applies when the outermost scope next
+    /// exits (or at [`trim`](Arena::trim)); the limit applies to the next request.
+    pub fn configure(&mut self, config: Config) {
+        self.config = config.normalized();
+        self.next_slab_bytes = self.next_slab_bytes.clamp(self.config.first_slab_bytes, self.config.max_slab_bytes);
+        self.refresh_end();
+    }
+
+    /// Allocates `layout.size()` bytes aligned to `layout.align()`.
+    ///
+    /// The memory stays valid until a checkpoint taken before this call is
+    /// restored, the scope open at the time of the call exits, or the arena
+    /// is dropped. A zero-sized request returns a dangling, aligned pointer.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the alignment is larger than 4096, the request would
+    /// exceed [`Config::limit_bytes`], or the system allocator refuses a new slab.
+    #[inline(always)]
+    pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        match bump_up(self.ptr.addr(), self.end, layout.size(), layout.align()) {
+            Some(placed) => {
+                self.ptr = self.ptr.with_addr(placed.end);
+                // SAFETY: `placed.start >= ptr >= 1` (an arena's `ptr` is never
+                // null), so the pointer is non-null.
+                Ok(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
+            }
+            None => self.alloc_slow(layout),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let (size, align) = (layout.size(), layout.align());
+        if size == 0 {
+            return Ok(dangling(align));
+        }
+        if align > PAGE_BYTES {
+            return Err(AllocError);
+        }
+        // A fresh slab starts page-aligned, so no padding is needed there; the
+        // tail left in the current slab stays counted as in use.
+        let in_use = self.bytes_in_use();
+        if in_use.checked_add(size).is_none_or(|total| total > self.config.limit_bytes) {
+            return Err(AllocError);
+        }
+        self.advance_to_slab_with_room(size)?;
+        let placed = bump_up(self.ptr.addr(), self.end, size, align).ok_or(AllocError)?;
+        self.ptr = self.ptr.with_addr(placed.end);
+        Ok(dangling_checked(self.ptr.with_addr(placed.start)))
+    }
+
+    /// Makes the bump pointer the start of a free slab of at least `size`
+    /// bytes: a retained one if there is one, a new one otherwise.
+    fn advance_to_slab_with_room(&mut self, size: usize) -> Result<(), AllocError> {
+        let (first_free, used_here) = match self.slabs.get(self.cur) {
+            Some(slab) => (self.cur + 1, self.ptr.addr() - slab.start_addr()),
+            None => (0, 0),
+        };
+        let retained = self.slabs[first_free..].iter().position(|slab| slab.len() >= size);
+        let index = first_free;
+        match retained {
+            // Slabs after `cur` are all free, so their order is free to change.
+            Some(offset) => self.slabs.swap(index, index + offset),
+            None => {
+                let bytes = bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES).ok_or(AllocError)?;
+                let slab = Slab::allocate(bytes).ok_or(AllocError)?;
+                if slab.len() == self.next_slab_bytes {
+                    self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, self.config.max_slab_bytes);
+                }
+                self.system_allocations += 1;
+                self.slab_bytes += slab.len();
+                self.slabs.insert(index, slab);
+            }
+        }
+        self.used_before += used_here;
+        self.cur = index;
+        self.ptr = self.slabs[index].start().as_ptr();
+        self.refresh_end();
+        Ok(())
+    }
+
+    /// Recomputes `end` from the current slab and the byte limit.
+    fn refresh_end(&mut self) {
+        self.end = match self.slabs.get(self.cur) {
+            None => EMPTY_END,
+            Some(slab) => {
+                let elsewhere = self.used_before + self.side_in_use;
+                let budget = self.config.limit_bytes.saturating_sub(elsewhere);
+                slab.end_addr().min(slab.start_addr().saturating_add(budget))
+            }
+        };
+    }
+
+    /// Bytes in use in the slabs.
+    fn slab_bytes_in_use(&self) -> usize {
+        match self.slabs.get(self.cur) {
+            Some(slab) => self.used_before + (self.ptr.addr() - slab.start_addr()),
+            None => 0,
+        }
+    }
+
+    fn bytes_in_use(&self) -> usize {
+        self.slab_bytes_in_use() + self.side_in_use
+    }
+
+    /// Records the current use as the high-water mark if it is one. Called
+    /// before every decrease, so the allocation fast path needs no update.
+    fn note_high_water(&mut self) {
+        self.high_water = self.high_water.max(self.bytes_in_use());
+    }
+
+    /// The current position, to hand to [`restore`](Arena::restore) later.
+    pub fn checkpoint(&self) -> Checkpoint {
+        let offset = match self.slabs.get(self.cur) {
+            Some(slab) => self.ptr.addr() - slab.start_addr(),
+            None => 0,
+        };
+        Checkpoint { slab: self.cur, offset, used_before: self.used_before }
+    }
+
+    /// Releases everything allocated since `checkpoint` was taken. The slabs
+    /// stay with the arena for reuse.
+    ///
+    /// # Safety
+    /// - `checkpoint` was taken from this arena, and no checkpoint taken
+    ///   before it has been restored since (restores are LIFO);
+    /// - nothing allocated after `checkpoint` is used again: every pointer
+    ///   from [`alloc`](Arena::alloc) since then dangles after this call.
+    pub unsafe fn restore(&mut self, checkpoint: Checkpoint) {
+        self.note_high_water();
+        self.set_position(checkpoint);
+    }
+
+    /// Moves the bump pointer to `checkpoint`. Sound only under the contract of
+    /// [`restore`](Arena::restore); robust (never out of bounds) even if a
+    /// [`trim`](Arena::trim) emptied the arena since the checkpoint was taken.
+    fn set_position(&mut self, checkpoint: Checkpoint) {
+        match self.slabs.get(checkpoint.slab) {
+            Some(slab) if checkpoint.offset <= slab.len() => {
+                self.cur = checkpoint.slab;
+                self.used_before = checkpoint.used_before;
+                self.ptr = slab.start().as_ptr().wrapping_add(checkpoint.offset);
+            }
+            _ => self.reset_empty_position(),
+        }
+        self.refresh_end();
+    }
+
+    fn reset_empty_position(&mut self) {
+        self.cur = 0;
+        self.used_before = 0;
+        match self.slabs.first() {
+            Some(slab) => self.ptr = slab.start().as_ptr(),
+            None => self.ptr = EMPTY_PTR,
+        }
+    }
+
+    /// Returns spare slabs to the system allocator now: every slab that holds
+    /// no live allocation. The bump pointer and live allocations are untouched.
+    pub fn trim(&mut self) {
+        self.release_spare_slabs(0);
+    }
+
+    /// Frees spare slabs until at most `keep_bytes` of slabs remain (or no
+    /// spare slab is left).
+    fn release_spare_slabs(&mut self, keep_bytes: usize) {
+        while self.slab_bytes > keep_bytes && self.slabs.len() > self.cur + 1 {
+            self.drop_last_slab();
+        }
+        // With no scope open and nothing in use, even the current slab is spare.
+        if self.slab_bytes > keep_bytes && self.depth == 0 && self.slab_bytes_in_use() == 0 {
+            while !self.slabs.is_empty() {
+                self.drop_last_slab();
+            }
+            self.reset_empty_position();
+            self.refresh_end();
+        }
+    }
+
+    fn drop_last_slab(&mut self) {
+        if let Some(slab) = self.slabs.pop() {
+            self.slab_bytes -= slab.len();
+            self.system_deallocations += 1;
+        }
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> Stats {
+        let bytes_in_use = self.bytes_in_use();
+        Stats {
+            bytes_in_use,
+            high_water: self.high_water.max(bytes_in_use),
+            slab_count: self.slabs.len(),
+            reserved_bytes: self.slab_bytes + self.side_reserved,
+            system_allocations: self.system_allocations,
+            system_deallocations: self.system_deallocations,
+            scopes_opened: self.scopes_opened,
+            depth: self.depth,
+        }
+    }
+
+    /// Why a request for `layout` fails right now; for panic messages only.
+    pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
+        if layout.align() > PAGE_BYTES {
+            return Failure::TooAligned { align: layout.align() };
+        }
+        let in_use = self.bytes_in_use();
+        if in_use.checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
+            return Failure::OverLimit { in_use, limit: self.config.limit_bytes };
+        }
+        Failure::Refused
+    }
+
+    // ---- scope support -------------------------------------------------
+
+    /// Number of scopes open now.
+    #[inline(always)]
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Opens a scope: returns where it starts and its depth.
+    #[inline(always)]
+    pub(crate) fn enter_scope(&mut self) -> (Checkpoint, u32) {
+        self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
+        self.scopes_opened += 1;
+        (self.checkpoint(), self.depth)
+    }
+
+    /// Closes the innermost scope, which started at `start`, releasing its
+    /// slab memory; applies the retention budget when no scope is left open.
+    ///
+    /// The caller guarantees what [`restore`](Arena::restore) requires:
+    /// nothing the scope allocated is reachable any more.
+    #[inline(always)]
+    pub(crate) fn exit_scope(&mut self, start: Checkpoint) {
+        if self.ptr.addr() != self.checkpoint_addr(start) {
+            self.note_high_water();
+            self.set_position(start);
+        }
+        self.depth -= 1;
+        if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
+            self.release_spare_slabs(self.config.retain_bytes);
+        }
+    }
+
+    /// The address `checkpoint` names if it lies in the current slab, else 0
+    /// (never a bump pointer, which is at least 1).
+    #[inline(always)]
+    fn checkpoint_addr(&self, checkpoint: Checkpoint) -> usize {
+        match self.slabs.get(self.cur) {
+            Some(slab) if checkpoint.slab == self.cur => slab.start_addr() + checkpoint.offset,
+            _ => 0,
+        }
+    }
+
+    /// Whether the `size` bytes at `ptr` are the most recent allocation and lie
+    /// at or above `floor` (the checkpoint of the scope asking), so that the
+    /// bump pointer may move over them without touching older memory.
+    #[inline(always)]
+    fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: Checkpoint) -> bool {
+        let Some(slab) = self.slabs.get(self.cur) else {
+            return false;
+        };
+        let addr = ptr.as_ptr().addr();
+        let floor_addr = if floor.slab == self.cur { slab.start_addr() + floor.offset } else { slab.start_addr() };
+        floor.slab <= self.cur && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
+    }
+
+    /// Releases the `size` bytes at `ptr` if they are the most recent allocation
+    /// at or above `floor`; otherwise leaves them to the scope's exit.
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: Checkpoint) {
+        if size != 0 && self.is_top_above(ptr, size, floor) {
+            self.note_high_water();
+            self.ptr = self.ptr.with_addr(ptr.as_ptr().addr());
+        }
+    }
+
+    /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
+    /// it is, if it is the most recent allocation at or above `floor` and the
+    /// slab has room; returns whether it did.
+    pub(crate) fn resize_top_in_place(
+        &mut self,
+        ptr: NonNull<u8>,
+        old_size: usize,
+        new_size: usize,
+        floor: Checkpoint,
+    ) -> bool {
+        if old_size == 0 || !self.is_top_above(ptr, old_size, floor) {
+            return false;
+        }
+        let addr = ptr.as_ptr().addr();
+        match addr.checked_add(new_size) {
+            Some(new_end) if new_end <= self.end => {
+                if new_size < old_size {
+                    self.note_high_water();
+                }
+                self.ptr = self.ptr.with_addr(new_end);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Serves `layout` from `side` (the side blocks of a scope that is not the
+    /// innermost), adding a chunk when needed.
+    pub(crate) fn side_alloc(&mut self, side: &mut SideBlocks, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let (size, align) = (layout.size(), layout.align());
+        if size == 0 {
+            return Ok(dangling(align));
+        }
+        if align > PAGE_BYTES {
+            return Err(AllocError);
+        }
+        if self.bytes_in_use().checked_add(size).is_none_or(|total| total > self.config.limit_bytes) {
+            return Err(AllocError);
+        }
+        let placed = match bump_up(side.ptr.addr(), side.end, size, align) {
+            Some(placed) => placed,
+            None => {
+                let chunk = Slab::allocate(size.max(SIDE_CHUNK_BYTES)).ok_or(AllocError)?;
+                self.system_allocations += 1;
+                self.side_reserved += chunk.len();
+                side.ptr = chunk.start().as_ptr();
+                side.end = chunk.end_addr();
+                side.chunks.push(chunk);
+                bump_up(side.ptr.addr(), side.end, size, align).ok_or(AllocError)?
+            }
+        };
+        let used = placed.end - side.ptr.addr();
+        side.in_use += used;
+        self.side_in_use += used;
+        let start = side.ptr.with_addr(placed.start);
+        side.ptr = side.ptr.with_addr(placed.end);
+        self.refresh_end();
+        Ok(dangling_checked(start))
+    }
+
+    /// Frees every side chunk in `side` (its scope is exiting).
+    pub(crate) fn release_side(&mut self, side: &mut SideBlocks) {
+        if side.chunks.is_empty() {
+            return;
+        }
+        self.note_high_water();
+        self.side_in_use -= side.in_use;
+        self.side_reserved -= side.reserved_bytes();
+        self.system_deallocations += side.chunks.len() as u64;
+        *side = SideBlocks::new();
+        self.refresh_end();
+    }
+}
+
+/// A dangling pointer aligned to `align`, for zero-sized requests.
+fn dangling(align: usize) -> NonNull<u8> {
+    // `align` is a power of two, hence non-zero.
+    NonNull::new(std::ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
+}
+
+/// `ptr` as `NonNull`; every caller passes a pointer into a live slab.
+fn dangling_checked(ptr: *mut u8) -> NonNull<u8> {
+    NonNull::new(ptr).unwrap_or(NonNull::dangling())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(size: usize, align: usize) -> Layout {
+        Layout::from_size_align(size, align).unwrap()
+    }
+
+    #[test]
+    fn allocations_are_aligned_and_disjoint() {
+        let mut arena = Arena::new();
+        let mut seen: Vec<(usize, usize)> = Vec::new();
+        for i in 0..2000 {
+            let (size, align) = (1 + i % 300, 1 << (i % 7));
+            let p = arena.alloc(layout(size, align)).unwrap().as_ptr().addr();
+            assert_eq!(p % align, 0);
+            for &(q, qs) in &seen {
+                assert!(p + size <= q || q + qs <= p, "overlap");
+            }
+            seen.push((p, size));
+        }
+    }
+
+    #[test]
+    fn restore_rewinds_to_the_same_address() {
+        let mut arena = Arena::new();
+        arena.alloc(layout(10, 1)).unwrap();
+        let cp = arena.checkpoint();
+        let first = arena.alloc(layout(64, 8)).unwrap();
+        for _ in 0..10_000 {
+            arena.alloc(layout(100, 8)).unwrap();
+        }
+        assert!(arena.stats().slab_count > 1);
+        // SAFETY: `cp` is from this arena; nothing allocated after it is used again.
+        unsafe { arena.restore(cp) };
+        assert_eq!(arena.stats().bytes_in_use, 10);
+        assert_eq!(arena.alloc(layout(64, 8)).unwrap(), first);
+    }
+
+    #[test]
+    fn slabs_grow_geometrically_up_to_the_cap() {
+        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, ..Config::DEFAULT };
+        let mut arena = Arena::with_config(config);
+        for _ in 0..40 {
+            arena.alloc(layout(4096, 4096)).unwrap();
+        }
+        let sizes: Vec<usize> = arena.slabs.iter().map(Slab::len).collect();
+        assert_eq!(&sizes[..4], &[4096, 8192, 16384, 16384]);
+        assert!(sizes.iter().all(|&s| s <= 16384));
+    }
+
+    #[test]
+    fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
+        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, ..Config::DEFAULT };
+        let mut arena = Arena::with_config(config);
+        arena.alloc(layout(1_000_000, 8)).unwrap();
+        assert_eq!(arena.stats().reserved_bytes, 1_003_520);
+        arena.alloc(layout(1_000_000, 8)).unwrap();
+        // Does not fit in the 3520-byte tail: the next slab is a geometric one.
+        arena.alloc(layout(4000, 8)).unwrap();
+        let sizes: Vec<usize> = arena.slabs.iter().map(Slab::len).collect();
+        assert_eq!(sizes, vec![1_003_520, 1_003_520, 4096]);
+    }
+
+    #[test]
+    fn too_aligned_and_over_limit_requests_fail_cleanly() {
+        let mut arena = Arena::with_config(Config { limit_bytes: 10_000, ..Config::DEFAULT });
+        assert!(arena.alloc(layout(8, 8192)).is_err());
+        assert!(arena.alloc(layout(6000, 8)).is_ok());
+        assert!(arena.alloc(layout(6000, 8)).is_err());
+        assert!(arena.alloc(layout(4000, 8)).is_ok());
+        assert!(arena.alloc(layout(1, 1)).is_err());
+        assert_eq!(arena.stats().bytes_in_use, 10_000);
+    }
+
+    #[test]
+    fn zero_sized_requests_take_no_memory() {
+        let mut arena = Arena::new();
+        let p = arena.alloc(layout(0, 64)).unwrap();
+        assert_eq!(p.as_ptr().addr() % 64, 0);
+        assert_eq!(arena.stats().bytes_in_use, 0);
+    }
+
+    #[test]
+    fn trim_returns_spare_slabs_but_keeps_live_ones() {
+        let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, ..Config::DEFAULT });
+        let live = arena.alloc(layout(100, 8)).unwrap();
+        // SAFETY: `live` points to 100 writable bytes of this arena.
+        unsafe { live.as_ptr().write_bytes(0xAB, 100) };
+        let cp = arena.checkpoint();
+        for _ in 0..100 {
+            arena.alloc(layout(4000, 8)).unwrap();
+        }
+        // SAFETY: nothing allocated after `cp` is used again.
+        unsafe { arena.restore(cp) };
+        assert!(arena.stats().slab_count > 1);
+        arena.trim();
+        assert_eq!(arena.stats().slab_count, 1);
+        // SAFETY: `live` is still allocated (below the checkpoint).
+        assert_eq!(unsafe { *live.as_ptr().add(99) }, 0xAB);
+    }
+
+    #[test]
+    fn arena_can_move_to_another_thread() {
+        let mut arena = Arena::new();
+        arena.alloc(layout(128, 8)).unwrap();
+        let in_use = std::thread::spawn(move || {
+            arena.alloc(layout(128, 8)).unwrap();
+            arena.stats().bytes_in_use
+        })
+        .join()
+        .unwrap();
+        assert_eq!(in_use, 256);
+    }
+}

@@ -1,0 +1,240 @@
+//! The constructors on [`Scope`] for scoped arrays, vectors and boxes.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use allocator_api2::alloc::AllocError;
+use bytemuck::Zeroable;
+
+use super::{ScopedArray, ScopedBox, ScopedVec};
+use crate::Scope;
+use crate::error::{ArrayRequest, Failure, allocation_panic};
+
+/// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
+/// an element constructor from leaking the elements already made.
+struct PartialFill<T> {
+    ptr: NonNull<T>,
+    done: usize,
+}
+
+impl<T> Drop for PartialFill<T> {
+    fn drop(&mut self) {
+        // SAFETY: exactly the first `done` elements were written and are owned
+        // by nobody else (the array was never completed).
+        unsafe { std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.done)) }
+    }
+}
+
+impl<'s> Scope<'s> {
+    /// Uninitialized memory for `len` values of `T`, valid for `'s`.
+    fn alloc_array<T>(&self, len: usize) -> Result<NonNull<T>, AllocError> {
+        if size_of::<T>() == 0 {
+            return Ok(NonNull::dangling());
+        }
+        let layout = Layout::array::<T>(len).map_err(|_| AllocError)?;
+        self.alloc(layout).map(NonNull::cast)
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn array_failed<T>(&self, len: usize) -> ! {
+        let failure = match Layout::array::<T>(len) {
+            Err(_) => Failure::SizeOverflow,
+            Ok(layout) => self.failure_reason(layout),
+        };
+        allocation_panic(ArrayRequest {
+            type_name: std::any::type_name::<T>(),
+            len,
+            elem_bytes: size_of::<T>(),
+            failure,
+        })
+    }
+
+    /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
+    fn try_fill<T>(&self, len: usize, mut next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+        let ptr = self.alloc_array::<T>(len)?;
+        let mut fill = PartialFill { ptr, done: 0 };
+        while fill.done < len {
+            let value = next(fill.done);
+            // SAFETY: `done < len`, inside the block of `len` elements.
+            unsafe { ptr.as_ptr().add(fill.done).write(value) };
+            fill.done += 1;
+        }
+        std::mem::forget(fill);
+        // SAFETY: all `len` elements are initialized, the block is fresh and
+        // stays allocated for `'s`.
+        Ok(unsafe { ScopedArray::from_raw_parts(ptr, len) })
+    }
+
+    /// An array of `len` zeros (all-zero bytes).
+    ///
+    /// # Errors
+    /// [`AllocError`] if `len * size_of::<T>()` overflows, `T` is aligned to
+    /// more than 4096 bytes, the configured limit would be exceeded, or the
+    /// system refuses memory.
+    pub fn try_zeroed<T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, AllocError> {
+        let ptr = self.alloc_array::<T>(len)?;
+        // SAFETY: the block holds `len` elements; all-zero bytes are a valid
+        // `T` (`Zeroable`).
+        unsafe {
+            ptr.as_ptr().write_bytes(0, len);
+            Ok(ScopedArray::from_raw_parts(ptr, len))
+        }
+    }
+
+    /// An array of `len` zeros (all-zero bytes).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let a = s.zeroed::<f64>(1_000_000);
+    ///     assert!(a.iter().all(|&x| x == 0.0));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_zeroed`](Scope::try_zeroed) errs, with the sizes and the reason.
+    #[track_caller]
+    pub fn zeroed<T: Zeroable>(&self, len: usize) -> ScopedArray<'s, T> {
+        self.try_zeroed(len).unwrap_or_else(|_| self.array_failed::<T>(len))
+    }
+
+    /// An array of `len` clones of `value`.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.try_fill(len, |_| value.clone())
+    }
+
+    /// An array of `len` clones of `value`.
+    ///
+    /// # Panics
+    /// Where [`try_filled`](Scope::try_filled) errs.
+    #[track_caller]
+    pub fn filled<T: Clone>(&self, len: usize, value: T) -> ScopedArray<'s, T> {
+        self.try_filled(len, value).unwrap_or_else(|_| self.array_failed::<T>(len))
+    }
+
+    /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
+    /// so far are dropped.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    pub fn try_from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.try_fill(len, f)
+    }
+
+    /// An array whose element `i` is `f(i)`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let squares = s.from_fn(5, |i| i * i);
+    ///     assert_eq!(&squares[..], &[0, 1, 4, 9, 16]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_from_fn`](Scope::try_from_fn) errs, or if `f` panics.
+    #[track_caller]
+    pub fn from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
+        self.try_fill(len, f).unwrap_or_else(|_| self.array_failed::<T>(len))
+    }
+
+    /// An array of clones of `items`.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.try_fill(items.len(), |i| items[i].clone())
+    }
+
+    /// An array of clones of `items`.
+    ///
+    /// # Panics
+    /// Where [`try_from_slice`](Scope::try_from_slice) errs.
+    #[track_caller]
+    pub fn from_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
+        self.try_from_slice(items).unwrap_or_else(|_| self.array_failed::<T>(items.len()))
+    }
+
+    /// An array of the items of `iter`, however many it yields.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
+    pub fn try_from_iter<T>(&'s self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
+        let iter = iter.into_iter();
+        let mut items = self.try_vec_with_capacity(iter.size_hint().0)?;
+        for item in iter {
+            items.try_push(item).map_err(|_| AllocError)?;
+        }
+        Ok(items.into_array())
+    }
+
+    /// An array of the items of `iter`, however many it yields.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let evens = s.from_iter((0..10).filter(|i| i % 2 == 0));
+    ///     assert_eq!(&evens[..], &[0, 2, 4, 6, 8]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If the arena cannot provide the memory.
+    #[track_caller]
+    pub fn from_iter<T>(&'s self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
+        let mut items = self.vec();
+        items.extend(iter);
+        items.into_array()
+    }
+
+    /// An empty [`ScopedVec`]; it allocates when the first element arrives.
+    pub fn vec<T>(&'s self) -> ScopedVec<'s, T> {
+        ScopedVec::new_in(self)
+    }
+
+    /// An empty [`ScopedVec`] with room for `capacity` elements.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    pub fn try_vec_with_capacity<T>(&'s self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
+        let mut vec = self.vec();
+        vec.try_reserve(capacity)?;
+        Ok(vec)
+    }
+
+    /// An empty [`ScopedVec`] with room for `capacity` elements.
+    ///
+    /// # Panics
+    /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
+    #[track_caller]
+    pub fn vec_with_capacity<T>(&'s self, capacity: usize) -> ScopedVec<'s, T> {
+        self.try_vec_with_capacity(capacity).unwrap_or_else(|_| self.array_failed::<T>(capacity))
+    }
+
+    /// `value` moved into the scope's memory.
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
+    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
+        let ptr = self.alloc_array::<T>(1)?;
+        // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
+        unsafe {
+            ptr.as_ptr().write(value);
+            Ok(ScopedBox::from_raw(ptr))
+        }
+    }
+
+    /// `value` moved into the scope's memory.
+    ///
+    /// # Panics
+    /// Where [`try_boxed`](Scope::try_boxed) errs.
+    #[track_caller]
+    pub fn boxed<T>(&self, value: T) -> ScopedBox<'s, T> {
+        match self.try_boxed(value) {
+            Ok(boxed) => boxed,
+            Err(_) => self.array_failed::<T>(1),
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Typed, owning containers whose memory lives in a scope:
+//! [`ScopedArray`], [`ScopedVec`] and [`ScopedBox`], and the constructors on
+//! [`Scope`](crate::Scope) that make them.
+
+mod constructors;
+mod scoped_array;
+mod scoped_box;
+mod scoped_vec;
+
+pub use scoped_array::ScopedArray;
+pub use scoped_box::ScopedBox;
+pub use scoped_vec::ScopedVec;

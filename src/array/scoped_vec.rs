@@ -1,0 +1,204 @@
+//! `ScopedVec`: a growable array owned by a scope.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+use allocator_api2::alloc::AllocError;
+use allocator_api2::vec::Vec;
+
+use super::ScopedArray;
+use crate::Scope;
+use crate::error::{ArrayRequest, Failure, allocation_panic};
+
+/// A growable array in the memory of the scope `'s`.
+///
+/// It grows in place while it is the most recent allocation of the innermost
+/// scope (the usual case in a loop that fills one vector), otherwise by
+/// moving to a larger block; the old block is released with the scope.
+/// [`into_array`](ScopedVec::into_array) freezes it into a [`ScopedArray`].
+///
+/// ```
+/// arena::scope(|s| {
+///     let mut v = s.vec();
+///     for i in 0..1000_u32 {
+///         v.push(i * 2);
+///     }
+///     let frozen = v.into_array();
+///     assert_eq!(frozen[999], 1998);
+/// });
+/// ```
+///
+/// Growth never aborts the process: a failed growth panics with the sizes
+/// involved, and the `try_` methods return [`AllocError`].
+pub struct ScopedVec<'s, T> {
+    /// Never asked to grow past its capacity except through `try_reserve`,
+    /// so the inner `Vec` never reaches its abort-on-failure path.
+    inner: Vec<T, &'s Scope<'s>>,
+}
+
+impl<'s, T> ScopedVec<'s, T> {
+    pub(crate) fn new_in(scope: &'s Scope<'s>) -> Self {
+        ScopedVec { inner: Vec::new_in(scope) }
+    }
+
+    /// Makes room for `additional` more elements.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
+        self.inner.try_reserve(additional).map_err(|_| AllocError)
+    }
+
+    /// Makes room for `additional` more elements.
+    ///
+    /// # Panics
+    /// If the size overflows or the arena cannot provide the memory; the
+    /// message names the sizes and the reason.
+    pub fn reserve(&mut self, additional: usize) {
+        if self.try_reserve(additional).is_err() {
+            self.growth_failed(additional);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn growth_failed(&self, additional: usize) -> ! {
+        let len = self.inner.len().saturating_add(additional);
+        let failure = match std::alloc::Layout::array::<T>(len) {
+            Err(_) => Failure::SizeOverflow,
+            Ok(layout) => self.inner.allocator().failure_reason(layout),
+        };
+        allocation_panic(ArrayRequest {
+            type_name: std::any::type_name::<T>(),
+            len,
+            elem_bytes: size_of::<T>(),
+            failure,
+        })
+    }
+
+    /// Appends `value`.
+    ///
+    /// # Panics
+    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    #[inline]
+    pub fn push(&mut self, value: T) {
+        if self.inner.len() == self.inner.capacity() {
+            self.reserve(1);
+        }
+        self.inner.push(value);
+    }
+
+    /// Appends `value`, or hands it back if growing fails.
+    ///
+    /// # Errors
+    /// `Err(value)` if the vector is full and cannot grow.
+    pub fn try_push(&mut self, value: T) -> Result<(), T> {
+        if self.inner.len() == self.inner.capacity() && self.try_reserve(1).is_err() {
+            return Err(value);
+        }
+        self.inner.push(value);
+        Ok(())
+    }
+
+    /// Removes and returns the last element.
+    pub fn pop(&mut self) -> Option<T> {
+        self.inner.pop()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Number of elements that fit without growing.
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+
+    /// Drops the elements past `len`.
+    pub fn truncate(&mut self, len: usize) {
+        self.inner.truncate(len);
+    }
+
+    /// Drops every element; the capacity stays.
+    pub fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    /// Appends clones of `items`.
+    ///
+    /// # Panics
+    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    pub fn extend_from_slice(&mut self, items: &[T])
+    where
+        T: Clone,
+    {
+        self.reserve(items.len());
+        self.inner.extend_from_slice(items);
+    }
+
+    /// The elements as a slice.
+    pub fn as_slice(&self) -> &[T] {
+        &self.inner
+    }
+
+    /// The elements as a mutable slice.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.inner
+    }
+
+    /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
+    /// capacity back to the arena when it is the most recent allocation.
+    pub fn into_array(mut self) -> ScopedArray<'s, T> {
+        // Shrinking never fails: a `Scope` shrinks in place at the same alignment.
+        self.inner.shrink_to_fit();
+        let (ptr, len, _capacity, _scope) = self.inner.into_raw_parts_with_alloc();
+        // SAFETY: `ptr` holds `len` initialized elements that the `Vec` gave up;
+        // its block was allocated from a scope with lifetime `'s`, so it stays
+        // allocated for `'s`; the pointer is aligned and non-null (dangling
+        // and aligned when nothing was allocated).
+        unsafe { ScopedArray::from_raw_parts(std::ptr::NonNull::new_unchecked(ptr), len) }
+    }
+
+    /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.
+    /// Its own growing methods abort the process if the arena cannot provide
+    /// memory; reserve through the wrapper first where that matters.
+    pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
+        self.inner
+    }
+}
+
+impl<T> Extend<T> for ScopedVec<'_, T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.reserve(iter.size_hint().0);
+        for value in iter {
+            self.push(value);
+        }
+    }
+}
+
+impl<T> Deref for ScopedVec<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T> DerefMut for ScopedVec<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for ScopedVec<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}

@@ -1,0 +1,85 @@
+//! Tuning knobs of an arena.
+
+use crate::slab::PAGE_BYTES;
+
+/// How an arena sizes, keeps and limits its memory.
+///
+/// Build one from [`Config::DEFAULT`] with struct update syntax:
+///
+/// ```
+/// let config = arena::Config { retain_bytes: 1 << 20, ..arena::Config::DEFAULT };
+/// arena::configure(config);
+/// assert_eq!(arena::config().retain_bytes, 1 << 20);
+/// ```
+///
+/// Values out of range are clamped rather than rejected: slab sizes are
+/// rounded up to whole 4 KiB pages, `first_slab_bytes` is at least one page
+/// and `max_slab_bytes` at least `first_slab_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Size of the first slab. Later slabs double in size up to
+    /// `max_slab_bytes`. Default 64 KiB.
+    pub first_slab_bytes: usize,
+    /// Cap of the geometric slab growth. A single request larger than this
+    /// gets a slab of exactly its own size, and does not make later slabs
+    /// larger. Default 4 MiB.
+    pub max_slab_bytes: usize,
+    /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond
+    /// this go back to the system allocator. A loop whose working set fits in
+    /// this budget makes no system allocation after its first iteration.
+    /// Default 64 MiB.
+    pub retain_bytes: usize,
+    /// Upper bound on [`Stats::bytes_in_use`](crate::Stats::bytes_in_use):
+    /// a request that would exceed it fails with
+    /// [`AllocError`](crate::AllocError) (`try_*` methods) or a panic naming
+    /// the numbers. Default: no limit (`usize::MAX`).
+    pub limit_bytes: usize,
+}
+
+impl Config {
+    /// The configuration a new arena starts with.
+    pub const DEFAULT: Config = Config {
+        first_slab_bytes: 64 * 1024,
+        max_slab_bytes: 4 * 1024 * 1024,
+        retain_bytes: 64 * 1024 * 1024,
+        limit_bytes: usize::MAX,
+    };
+
+    /// This configuration with slab sizes clamped to the documented ranges.
+    pub(crate) const fn normalized(self) -> Config {
+        let first = round_to_pages(self.first_slab_bytes);
+        let max = round_to_pages(self.max_slab_bytes);
+        Config { first_slab_bytes: first, max_slab_bytes: if max < first { first } else { max }, ..self }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::DEFAULT
+    }
+}
+
+/// `bytes` rounded up to whole pages, at least one page, saturating at the
+/// largest page multiple.
+const fn round_to_pages(bytes: usize) -> usize {
+    match crate::bump::align_up(bytes, PAGE_BYTES) {
+        Some(0) => PAGE_BYTES,
+        Some(rounded) => rounded,
+        None => usize::MAX & !(PAGE_BYTES - 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonsense_slab_sizes_are_clamped() {
+        let c = Config { first_slab_bytes: 0, max_slab_bytes: 10, ..Config::DEFAULT }.normalized();
+        assert_eq!(c.first_slab_bytes, PAGE_BYTES);
+        assert_eq!(c.max_slab_bytes, PAGE_BYTES);
+        let c = Config { first_slab_bytes: usize::MAX, ..Config::DEFAULT }.normalized();
+        assert_eq!(c.first_slab_bytes % PAGE_BYTES, 0);
+        assert!(c.max_slab_bytes >= c.first_slab_bytes);
+    }
+}

@@ -1,0 +1,72 @@
+//! Why an allocation failed, for the panic messages of the non-`try_` methods.
+
+use std::fmt;
+
+/// The reason behind an [`AllocError`](crate::AllocError), reconstructed on
+/// the cold path so that the hot path only carries a unit error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// `len * size_of::<T>()` does not fit in `isize`.
+    SizeOverflow,
+    /// The alignment is larger than a page.
+    TooAligned { align: usize },
+    /// The request would take `bytes_in_use` past the configured limit.
+    OverLimit { in_use: usize, limit: usize },
+    /// The system allocator returned null.
+    Refused,
+}
+
+/// A failed request for `len` elements of `type_name`, each `elem_bytes` wide.
+pub(crate) struct ArrayRequest {
+    pub(crate) type_name: &'static str,
+    pub(crate) len: usize,
+    pub(crate) elem_bytes: usize,
+    pub(crate) failure: Failure,
+}
+
+impl fmt::Display for ArrayRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ArrayRequest { type_name, len, elem_bytes, failure } = self;
+        write!(f, "cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): ")?;
+        let bytes = len.wrapping_mul(*elem_bytes);
+        match failure {
+            Failure::SizeOverflow => write!(f, "the size overflows isize::MAX bytes"),
+            Failure::TooAligned { align } => {
+                write!(f, "alignment {align} is larger than the {} bytes the arena supports", crate::slab::PAGE_BYTES)
+            }
+            Failure::OverLimit { in_use, limit } => {
+                write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")
+            }
+            Failure::Refused => write!(f, "the system allocator refused {bytes} bytes"),
+        }
+    }
+}
+
+/// Panics with the message for `request`; kept out of line so that callers'
+/// hot paths stay small.
+#[cold]
+#[inline(never)]
+#[track_caller]
+pub(crate) fn allocation_panic(request: ArrayRequest) -> ! {
+    panic!("{request}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_message_names_count_type_and_reason() {
+        let text = ArrayRequest {
+            type_name: "u64",
+            len: 2_305_843_009_213_693_952,
+            elem_bytes: 8,
+            failure: Failure::SizeOverflow,
+        }
+        .to_string();
+        assert_eq!(
+            text,
+            "cannot allocate 2305843009213693952 elements of u64 (8 bytes each): the size overflows isize::MAX bytes"
+        );
+    }
+}

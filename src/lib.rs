@@ -1,0 +1,65 @@
+//! Scoped, thread-local slab arenas for the short-lived arrays of numeric hot
+//! loops.
+//!
+//! Numeric code creates many temporaries that live for one iteration. With a
+//! general-purpose allocator each costs a malloc/free pair; in garbage
+//! collected runtimes they stay committed until a collector gets to them. Here
+//! they live in a *scope*: [`scope`] opens one on this thread's arena,
+//! everything allocated from it is released in one step when the closure
+//! returns **or panics**, and the borrow checker guarantees that nothing
+//! allocated from it is used afterwards.
+//!
+//! ```
+//! let total = arena::scope(|s| {
+//!     let a = s.zeroed::<f64>(1_000);               // ScopedArray<'_, f64>
+//!     let b = s.from_fn(1_000, |i| i as f64);
+//!     let c = s.from_fn(1_000, |i| a[i] + 2.0 * b[i]);
+//!     let mut v = s.vec();                           // ScopedVec, grows in place
+//!     v.extend(c.iter().filter(|&&x| x > 1_000.0).copied());
+//!     v.len()                                        // plain values may leave
+//! });                                                // a, b, c, v released here
+//! assert_eq!(total, 499);
+//! assert_eq!(arena::stats().bytes_in_use, 0);
+//! ```
+//!
+//! # The model
+//!
+//! - Each thread has its own [`Arena`]: a list of slabs and a bump pointer.
+//!   Allocation is a bounds check and a pointer bump; scopes nest LIFO, and a
+//!   scope's exit moves the pointer back to where the scope began. The slabs
+//!   are kept for the next iteration (up to [`Config::retain_bytes`]).
+//! - [`Scope`] hands out [`ScopedArray`], [`ScopedVec`] and [`ScopedBox`],
+//!   each tagged with the scope's lifetime. Returning one from the closure,
+//!   storing it outside, or sending the `Scope` to another thread does not
+//!   compile.
+//! - `&Scope` implements [`allocator_api2::alloc::Allocator`], so any
+//!   collection or kernel generic over that trait can put its intermediates
+//!   in the caller's scope.
+//! - An outer scope's handle stays usable inside an inner scope; such
+//!   allocations go to side blocks owned by the outer scope, so the inner
+//!   scope's exit cannot free them.
+//! - Requests that cannot be met (size overflow, alignment above 4096, the
+//!   configured [`Config::limit_bytes`]) return [`AllocError`] from the
+//!   `try_` methods and panic with a message naming the sizes elsewhere. Never
+//!   undefined behaviour, never an abort.
+//!
+//! Zero-sized types are supported like in `Vec`: they take no memory.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod arena;
+mod array;
+mod bump;
+mod config;
+mod error;
+mod scope;
+mod side;
+mod slab;
+mod stats;
+
+pub use allocator_api2::alloc::AllocError;
+pub use arena::{Arena, Checkpoint};
+pub use array::{ScopedArray, ScopedBox, ScopedVec};
+pub use config::Config;
+pub use scope::{Scope, config, configure, scope, stats, trim};
+pub use stats::Stats;
