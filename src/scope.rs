@@ -164,6 +164,20 @@ impl<'s> Scope<'s> {
         unsafe { run_scope(self.arena, f) }
     }
 
+    /// This handle with its brand narrowed to the borrow `'a`, so that code
+    /// holding a plain `&Scope<'_>` (a helper function's parameter) can build
+    /// containers that keep the handle.
+    pub(crate) fn narrowed<'a>(&'a self) -> &'a Scope<'a> {
+        // SAFETY: `Scope<'s>` and `Scope<'a>` differ only in a phantom lifetime,
+        // so the layout is identical. Narrowing `'s` to `'a` (`'s: 'a`, implied by
+        // `&'a Scope<'s>`) is sound because the brand only ever flows *out* into
+        // what the scope hands out: values tagged `'a` live shorter than the
+        // scope's memory (freed after the closure, which outlives every borrow of
+        // the handle). No method accepts `'s`-bounded input, so nothing can be
+        // smuggled in under the shorter brand. The result stays invariant.
+        unsafe { &*(self as *const Scope<'s>).cast::<Scope<'a>>() }
+    }
+
     /// How many scopes enclose this one, itself included (1 for an outermost scope).
     pub fn depth(&self) -> u32 {
         self.depth

@@ -162,13 +162,13 @@ impl<'s> Scope<'s> {
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
-    pub fn try_from_iter<T>(&'s self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
+    pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
         let iter = iter.into_iter();
         let mut items = self.try_vec_with_capacity(iter.size_hint().0)?;
         for item in iter {
             items.try_push(item).map_err(|_| AllocError)?;
         }
-        Ok(items.into_array())
+        Ok(self.adopt(items))
     }
 
     /// An array of the items of `iter`, however many it yields.
@@ -183,22 +183,31 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// If the arena cannot provide the memory.
     #[track_caller]
-    pub fn from_iter<T>(&'s self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
+    pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
         let mut items = self.vec();
         items.extend(iter);
-        items.into_array()
+        self.adopt(items)
+    }
+
+    /// Freezes `items`, made by this scope under a narrowed brand, into an
+    /// array carrying the scope's own lifetime.
+    fn adopt<T>(&self, items: ScopedVec<'_, T>) -> ScopedArray<'s, T> {
+        let (ptr, len) = items.into_raw_parts();
+        // SAFETY: `items` allocated from this scope (`self.narrowed()`), so its
+        // block stays allocated for `'s`; it gave up its `len` initialized elements.
+        unsafe { ScopedArray::from_raw_parts(ptr, len) }
     }
 
     /// An empty [`ScopedVec`]; it allocates when the first element arrives.
-    pub fn vec<T>(&'s self) -> ScopedVec<'s, T> {
-        ScopedVec::new_in(self)
+    pub fn vec<T>(&self) -> ScopedVec<'_, T> {
+        ScopedVec::new_in(self.narrowed())
     }
 
     /// An empty [`ScopedVec`] with room for `capacity` elements.
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_vec_with_capacity<T>(&'s self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
+    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'_, T>, AllocError> {
         let mut vec = self.vec();
         vec.try_reserve(capacity)?;
         Ok(vec)
@@ -209,7 +218,7 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
     #[track_caller]
-    pub fn vec_with_capacity<T>(&'s self, capacity: usize) -> ScopedVec<'s, T> {
+    pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'_, T> {
         self.try_vec_with_capacity(capacity).unwrap_or_else(|_| self.array_failed::<T>(capacity))
     }
 

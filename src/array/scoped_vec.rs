@@ -155,15 +155,21 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
     /// capacity back to the arena when it is the most recent allocation.
-    pub fn into_array(mut self) -> ScopedArray<'s, T> {
+    pub fn into_array(self) -> ScopedArray<'s, T> {
+        let (ptr, len) = self.into_raw_parts();
+        // SAFETY: the block was allocated from a scope branded `'s`, so it
+        // stays allocated for `'s`, and the vector gave up its `len` elements.
+        unsafe { ScopedArray::from_raw_parts(ptr, len) }
+    }
+
+    /// Gives up the elements: their address and count. Unused capacity goes
+    /// back to the arena when the block is the most recent allocation.
+    pub(crate) fn into_raw_parts(mut self) -> (std::ptr::NonNull<T>, usize) {
         // Shrinking never fails: a `Scope` shrinks in place at the same alignment.
         self.inner.shrink_to_fit();
-        let (ptr, len, _capacity, _scope) = self.inner.into_raw_parts_with_alloc();
-        // SAFETY: `ptr` holds `len` initialized elements that the `Vec` gave up;
-        // its block was allocated from a scope with lifetime `'s`, so it stays
-        // allocated for `'s`; the pointer is aligned and non-null (dangling
-        // and aligned when nothing was allocated).
-        unsafe { ScopedArray::from_raw_parts(std::ptr::NonNull::new_unchecked(ptr), len) }
+        let (ptr, len, _capacity) = self.inner.into_raw_parts();
+        // A `Vec`'s pointer is never null (dangling and aligned when unallocated).
+        (std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()), len)
     }
 
     /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.

@@ -1,0 +1,80 @@
+//! The scoped containers own their elements and are `Send`/`Sync` exactly
+//! when their elements are.
+
+use std::cell::Cell;
+
+struct Counted<'a>(&'a Cell<usize>);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+#[test]
+fn dropping_containers_drops_their_elements_once() {
+    let drops = Cell::new(0);
+    arena::scope(|s| {
+        let a = s.from_fn(10, |_| Counted(&drops));
+        let mut v = s.vec();
+        v.extend((0..20).map(|_| Counted(&drops)));
+        v.truncate(15);
+        assert_eq!(drops.get(), 5);
+        let b = s.boxed(Counted(&drops));
+        let frozen = v.into_array();
+        drop(a);
+        assert_eq!(drops.get(), 15);
+        drop(frozen);
+        drop(b);
+        assert_eq!(drops.get(), 31);
+        let leaked = s.from_fn(3, |_| Counted(&drops)).into_slice();
+        assert_eq!(leaked.len(), 3);
+    });
+    // `into_slice` gives up the elements: like `Box::leak`, they are not dropped.
+    assert_eq!(drops.get(), 31);
+}
+
+#[test]
+fn constructors_produce_the_expected_contents() {
+    arena::scope(|s| {
+        assert_eq!(&s.zeroed::<i32>(3)[..], &[0, 0, 0]);
+        assert_eq!(&s.filled(3, 2.5_f32)[..], &[2.5, 2.5, 2.5]);
+        assert_eq!(&s.from_fn(4, |i| i as u8 * 3)[..], &[0, 3, 6, 9]);
+        assert_eq!(&s.from_slice(&["a", "b"])[..], &["a", "b"]);
+        assert_eq!(&s.from_iter((1..=4).rev())[..], &[4, 3, 2, 1]);
+        assert_eq!(*s.boxed(String::from("x")), "x");
+        assert_eq!(s.boxed(vec![1, 2]).into_inner(), vec![1, 2]);
+        let v = s.vec_with_capacity::<u16>(100);
+        assert!(v.capacity() >= 100 && v.is_empty());
+        assert_eq!(s.try_from_iter(0..3).unwrap().as_slice(), &[0, 1, 2]);
+    });
+}
+
+#[test]
+fn arrays_can_be_processed_and_dropped_on_scoped_threads() {
+    arena::scope(|s| {
+        let mut data = s.from_fn(100_000, |i| i as u64);
+        std::thread::scope(|threads| {
+            for chunk in data.chunks_mut(25_000) {
+                threads.spawn(move || chunk.iter_mut().for_each(|x| *x *= 2));
+            }
+        });
+        assert!(data.iter().enumerate().all(|(i, &x)| x == 2 * i as u64));
+        // The array itself moves to another thread and is dropped there.
+        let strings = s.from_fn(100, |i| i.to_string());
+        let total = std::thread::scope(|threads| {
+            threads.spawn(move || strings.iter().map(String::len).sum::<usize>()).join().unwrap()
+        });
+        assert_eq!(total, 190);
+    });
+}
+
+fn assert_send_sync<T: Send + Sync>() {}
+fn assert_send<T: Send>() {}
+
+#[test]
+fn send_and_sync_follow_the_element_type() {
+    assert_send_sync::<arena::ScopedArray<'static, f64>>();
+    assert_send_sync::<arena::ScopedBox<'static, String>>();
+    assert_send::<arena::Arena>();
+}

@@ -1,0 +1,120 @@
+//! Requests that cannot be met fail cleanly: `AllocError` from the `try_`
+//! methods, a panic naming the numbers elsewhere. Never UB, never an abort.
+
+use std::alloc::Layout;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use allocator_api2::alloc::Allocator;
+
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p.downcast_ref::<&str>().map(|s| s.to_string()).unwrap_or_default(),
+    }
+}
+
+#[test]
+fn element_count_overflow_is_an_error_and_a_clear_panic() {
+    arena::scope(|s| {
+        assert!(s.try_zeroed::<u64>(usize::MAX / 4).is_err());
+        assert!(s.try_filled(usize::MAX / 2, 0_u16).is_err());
+        assert!(s.try_from_fn(usize::MAX, |i| i as u8).is_err());
+        assert!(s.try_vec_with_capacity::<u32>(usize::MAX / 3).is_err());
+        let msg = panic_message(|| drop(s.zeroed::<u64>(2_305_843_009_213_693_952)));
+        assert_eq!(
+            msg,
+            "cannot allocate 2305843009213693952 elements of u64 (8 bytes each): the size overflows isize::MAX bytes"
+        );
+        assert_eq!(arena::stats().bytes_in_use, 0);
+    });
+}
+
+#[test]
+fn sizes_beyond_the_address_space_are_refused() {
+    arena::scope(|s| {
+        // Fits in isize, but no system can map it.
+        assert!(s.try_zeroed::<u8>(isize::MAX as usize - 4096).is_err());
+        assert!(s.allocate(Layout::from_size_align(1 << 62, 8).unwrap()).is_err());
+        let msg = panic_message(|| drop(s.zeroed::<u8>(1 << 62)));
+        assert!(msg.contains("the system allocator refused 4611686018427387904 bytes"), "{msg}");
+    });
+}
+
+#[test]
+fn alignment_above_a_page_is_refused() {
+    #[derive(Clone, Copy)]
+    #[repr(C, align(8192))]
+    struct Huge([u8; 8192]);
+    // SAFETY: a byte array, for which all-zero bytes are a valid value.
+    unsafe impl bytemuck::Zeroable for Huge {}
+    arena::scope(|s| {
+        assert!(s.try_zeroed::<Huge>(1).is_err());
+        assert!(s.allocate(Layout::from_size_align(16, 1 << 20).unwrap()).is_err());
+        let msg = panic_message(|| drop(s.boxed(Huge([0; 8192]))));
+        assert!(msg.contains("alignment 8192 is larger than the 4096 bytes"), "{msg}");
+        // A page-aligned request is fine.
+        let p = s.allocate(Layout::from_size_align(16, 4096).unwrap()).unwrap();
+        assert_eq!(p.cast::<u8>().as_ptr().addr() % 4096, 0);
+    });
+}
+
+#[test]
+fn configured_limit_is_enforced_exactly() {
+    let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 100_000, ..arena::Config::DEFAULT });
+    arena.scope(|s| {
+        let a = s.try_zeroed::<u8>(60_000);
+        assert!(a.is_ok());
+        assert!(s.try_zeroed::<u8>(50_000).is_err());
+        let b = s.try_zeroed::<u8>(40_000);
+        assert!(b.is_ok());
+        assert!(s.try_zeroed::<u8>(1).is_err());
+        // The limit also covers an outer scope's side blocks.
+        s.scope(|_inner| assert!(s.try_zeroed::<u8>(1).is_err()));
+        let msg = panic_message(|| drop(s.zeroed::<u32>(10)));
+        assert!(msg.contains("would exceed the configured limit of 100000 bytes (100000 in use)"), "{msg}");
+    });
+    assert_eq!(arena.stats().bytes_in_use, 0);
+    assert_eq!(arena.stats().high_water, 100_000);
+}
+
+#[test]
+fn vec_growth_failure_panics_instead_of_aborting() {
+    let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 4096, ..arena::Config::DEFAULT });
+    arena.scope(|s| {
+        let mut v = s.vec::<u64>();
+        assert!(v.try_reserve(10_000).is_err());
+        for i in 0..512 {
+            assert!(v.try_push(i).is_ok());
+        }
+        assert_eq!(v.try_push(512), Err(512));
+        let msg = panic_message(|| v.reserve(1));
+        assert!(msg.contains("elements of u64"), "{msg}");
+        assert_eq!(v.len(), 512);
+    });
+}
+
+#[test]
+fn zero_sized_types_take_no_memory_and_drop_correctly() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    struct Marker;
+    impl Drop for Marker {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    arena::scope(|s| {
+        let units = s.zeroed::<()>(usize::MAX);
+        assert_eq!(units.len(), usize::MAX);
+        let markers = s.from_fn(1000, |_| Marker);
+        let mut v = s.vec();
+        for _ in 0..10 {
+            v.push(Marker);
+        }
+        assert_eq!(arena::stats().bytes_in_use, 0);
+        drop(markers);
+        drop(v);
+    });
+    assert_eq!(DROPS.load(Ordering::Relaxed), 1010);
+}

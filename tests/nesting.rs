@@ -1,0 +1,170 @@
+//! Scopes nest LIFO; an outer scope's handle stays usable inside an inner one
+//! (DESIGN.md rule 3), and allocator operations never move the bump pointer
+//! over memory older than the scope asking (rule 4).
+
+use std::alloc::Layout;
+
+use allocator_api2::alloc::Allocator;
+
+#[test]
+fn outer_allocation_survives_inner_scope() {
+    arena::scope(|outer| {
+        let kept = outer.scope(|inner| {
+            let _inner_data = inner.zeroed::<u8>(1000);
+            // Allocated from the outer handle while the inner scope is open.
+            let mut kept = outer.zeroed::<u64>(1000);
+            for (i, x) in kept.iter_mut().enumerate() {
+                *x = 0xA5A5_0000 + i as u64;
+            }
+            kept
+        });
+        // Reuse the region the inner scope released (all within the thread's
+        // first 64 KiB slab), and write over all of it.
+        outer.scope(|again| {
+            let mut fresh = again.filled(3_000, 0_u64);
+            fresh.iter_mut().for_each(|x| *x = u64::MAX);
+            assert!(kept.iter().enumerate().all(|(i, &x)| x == 0xA5A5_0000 + i as u64));
+        });
+        assert!(kept.iter().enumerate().all(|(i, &x)| x == 0xA5A5_0000 + i as u64));
+    });
+}
+
+#[test]
+fn library_scope_inside_user_scope_nests() {
+    fn library_call(n: usize) -> f64 {
+        // A library opens its own scope without knowing about the caller's.
+        arena::scope(|s| s.from_fn(n, |i| i as f64).iter().sum())
+    }
+    arena::scope(|user| {
+        let mine = user.filled(1000, 3_u32);
+        let depth_before = arena::stats().depth;
+        assert_eq!(library_call(100), 4950.0);
+        assert_eq!(arena::stats().depth, depth_before);
+        assert!(mine.iter().all(|&x| x == 3));
+        // The user's scope is innermost again: its allocations bump the shared pointer.
+        let next = user.zeroed::<u32>(1);
+        assert_eq!(next.as_ptr().addr(), mine.as_ptr().addr() + 4000);
+    });
+}
+
+#[test]
+fn outer_allocations_inside_inner_scope_are_freed_with_the_outer_scope() {
+    let before = arena::stats();
+    arena::scope(|outer| {
+        outer.scope(|_inner| {
+            let _a = outer.zeroed::<u8>(100_000);
+            assert!(arena::stats().bytes_in_use >= 100_000);
+        });
+        // Still in use: the side block belongs to the outer scope.
+        assert!(arena::stats().bytes_in_use >= 100_000);
+    });
+    assert_eq!(arena::stats().bytes_in_use, before.bytes_in_use);
+}
+
+#[test]
+fn deallocate_from_outer_handle_inside_inner_scope_does_not_free_inner_memory() {
+    let layout = Layout::from_size_align(256, 8).unwrap();
+    arena::scope(|outer| {
+        let block = outer.allocate(layout).unwrap().cast::<u8>();
+        outer.scope(|inner| {
+            let inner_block = inner.allocate(layout).unwrap().cast::<u8>();
+            // SAFETY: `inner_block` is 256 writable bytes from `inner`.
+            unsafe { inner_block.as_ptr().write_bytes(0x5A, 256) };
+            // The outer scope is not innermost: this must not move the pointer.
+            // SAFETY: `block` came from `outer` with `layout`.
+            unsafe { outer.deallocate(block, layout) };
+            let next = inner.allocate(layout).unwrap().cast::<u8>();
+            assert_ne!(next, inner_block);
+            // SAFETY: `inner_block` is still allocated.
+            assert!((0..256).all(|i| unsafe { *inner_block.as_ptr().add(i) } == 0x5A));
+        });
+    });
+}
+
+#[test]
+fn inner_scope_never_releases_a_block_older_than_itself() {
+    // bump-scope GHSA-xhx6-q96x-pf9c: deallocating or shrinking through the
+    // inner scope a block that lies below its checkpoint moved the pointer
+    // under live memory. The inner scope must refuse to touch it.
+    let layout = Layout::from_size_align(64, 8).unwrap();
+    arena::scope(|outer| {
+        let old = outer.allocate(layout).unwrap().cast::<u8>();
+        // SAFETY: 64 writable bytes from `outer`.
+        unsafe { old.as_ptr().write_bytes(0x11, 64) };
+        outer.scope(|inner| {
+            // `old` is the top allocation right at the inner checkpoint.
+            // SAFETY: a misuse the allocator must survive: the block is
+            // live and aligned, just not the inner scope's.
+            unsafe { inner.deallocate(old, layout) };
+            let fresh = inner.allocate(layout).unwrap().cast::<u8>();
+            assert_ne!(fresh, old, "inner scope handed out the outer block again");
+            // SAFETY: shrink of a live block; the inner scope must not move the pointer below it.
+            let shrunk = unsafe { inner.shrink(old, layout, Layout::from_size_align(8, 8).unwrap()) }.unwrap();
+            assert_eq!(shrunk.cast::<u8>(), old);
+            let after = inner.allocate(layout).unwrap().cast::<u8>();
+            assert!(after.as_ptr().addr() >= old.as_ptr().addr() + 64);
+        });
+        // SAFETY: `old` still belongs to `outer`.
+        assert!((0..64).all(|i| unsafe { *old.as_ptr().add(i) } == 0x11));
+    });
+}
+
+#[test]
+fn vec_of_outer_scope_grows_while_inner_scope_is_open() {
+    arena::scope(|outer| {
+        let mut v = allocator_api2::vec::Vec::new_in(outer);
+        v.extend(0..100_u32);
+        outer.scope(|inner| {
+            let _pad = inner.zeroed::<u8>(1000);
+            v.extend(100..50_000_u32);
+        });
+        outer.scope(|inner| {
+            let mut clobber = inner.filled(300_000, 0_u8);
+            clobber.iter_mut().for_each(|b| *b = 0xFF);
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+    });
+}
+
+#[test]
+fn outer_vec_does_not_grow_in_place_past_an_open_inner_checkpoint() {
+    arena::scope(|outer| {
+        let mut v = allocator_api2::vec::Vec::with_capacity_in(8, outer);
+        v.extend(0..8_u64);
+        // The inner scope starts right after `v`'s block, so `v` is the
+        // arena's top allocation; growing it in place would cross the inner
+        // checkpoint, and the inner exit would then free its tail.
+        outer.scope(|_inner| v.extend(8..1000_u64));
+        let mut after = outer.filled(2000, 0_u64);
+        after.iter_mut().for_each(|x| *x = u64::MAX);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    });
+}
+
+#[test]
+fn vec_grows_in_place_when_it_is_the_last_allocation() {
+    arena::scope(|s| {
+        let mut v = s.vec_with_capacity::<u64>(16);
+        let start = v.as_ptr();
+        // 5000 u64 stay within the thread's fresh 64 KiB first slab.
+        for i in 0..5_000 {
+            v.push(i);
+        }
+        assert_eq!(v.as_ptr(), start, "the last allocation should grow in place");
+        let _other = s.zeroed::<u64>(1);
+        for i in 5_000..100_000 {
+            v.push(i);
+        }
+        assert_ne!(v.as_ptr(), start, "no longer last: must move");
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    });
+}
+
+#[test]
+fn child_scope_memory_is_reused_by_the_next_child() {
+    arena::scope(|s| {
+        let a = s.scope(|c| c.zeroed::<u8>(5000).as_ptr().addr());
+        let b = s.scope(|c| c.zeroed::<u8>(5000).as_ptr().addr());
+        assert_eq!(a, b);
+    });
+}
