@@ -114,7 +114,7 @@ mod tests {
                     proptest::prop_assert!(p.start - ptr < align);
                 }
                 None => {
-                    let start = (ptr + align - 1) / align * align;
+                    let start = ptr.div_ceil(align) * align;
                     proptest::prop_assert!(start + size > limit);
                 }
             }

@@ -1,5 +1,6 @@
 //! Tuning knobs of an arena.
 
+use crate::large::{MapOptions, ReturnMode};
 use crate::slab::PAGE_BYTES;
 
 /// How an arena sizes, keeps and limits its memory.
@@ -34,6 +35,24 @@ pub struct Config {
     /// [`AllocError`](crate::AllocError) (`try_*` methods) or a panic naming
     /// the numbers. Default: no limit (`usize::MAX`).
     pub limit_bytes: usize,
+    /// Requests of at least this many bytes bypass the slabs and get their own
+    /// mapping (a *large block*), cached by size class after release and
+    /// returned early when the array that holds one is dropped. Default 1 MiB:
+    /// below it a 4 MiB slab holds several such arrays with little waste; from
+    /// it on, an own mapping lets the block go back before the scope ends, and
+    /// its cost (a syscall and page faults) is paid only on a cache miss.
+    /// Values below one page are raised to one page.
+    pub large_threshold_bytes: usize,
+    /// Resident bytes of released large blocks kept for reuse. Blocks released
+    /// beyond it go back to the OS as [`return_mode`](Config::return_mode)
+    /// says. Default 256 MiB.
+    pub large_retain_bytes: usize,
+    /// How large blocks beyond the retention budget go back to the OS.
+    /// Default [`ReturnMode::DontNeed`]: RSS drops at once.
+    pub return_mode: ReturnMode,
+    /// Requests made to the OS for every new large mapping (huge pages,
+    /// pre-faulting, locking). Default: none.
+    pub map_options: MapOptions,
 }
 
 impl Config {
@@ -43,6 +62,10 @@ impl Config {
         max_slab_bytes: 4 * 1024 * 1024,
         retain_bytes: 64 * 1024 * 1024,
         limit_bytes: usize::MAX,
+        large_threshold_bytes: 1024 * 1024,
+        large_retain_bytes: 256 * 1024 * 1024,
+        return_mode: ReturnMode::DontNeed,
+        map_options: MapOptions { huge_pages: false, populate: false, lock: false },
     };
 
     /// This configuration with slab sizes clamped to the documented ranges.

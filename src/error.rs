@@ -14,6 +14,10 @@ pub(crate) enum Failure {
     OverLimit { in_use: usize, limit: usize },
     /// The system allocator returned null.
     Refused,
+    /// `mmap` failed (with this OS error number, if known).
+    MapRefused(Option<i32>),
+    /// `mlock` of a new mapping failed (with this OS error number, if known).
+    LockRefused(Option<i32>),
 }
 
 /// A failed request for `len` elements of `type_name`, each `elem_bytes` wide.
@@ -38,7 +42,22 @@ impl fmt::Display for ArrayRequest {
                 write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")
             }
             Failure::Refused => write!(f, "the system allocator refused {bytes} bytes"),
+            Failure::MapRefused(errno) => {
+                write!(f, "the OS refused to map {bytes} bytes")?;
+                write_os_error(f, *errno)
+            }
+            Failure::LockRefused(errno) => {
+                write!(f, "the OS refused to lock {bytes} bytes in memory")?;
+                write_os_error(f, *errno)
+            }
         }
+    }
+}
+
+fn write_os_error(f: &mut fmt::Formatter<'_>, errno: Option<i32>) -> fmt::Result {
+    match errno {
+        Some(code) => write!(f, " ({})", std::io::Error::from_raw_os_error(code)),
+        None => Ok(()),
     }
 }
 

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError, Allocator};
 
-use crate::arena::{Arena, Checkpoint};
+use crate::arena::{Arena, Checkpoint, LargeHandle, LargeOwner};
 use crate::config::Config;
 use crate::error::Failure;
 use crate::side::SideBlocks;
@@ -183,44 +183,140 @@ impl<'s> Scope<'s> {
         self.depth
     }
 
-    /// Allocates memory for `layout`; valid until this scope exits.
+    /// Allocates memory for `layout`; valid until this scope exits (or, for a
+    /// large block, until it is released).
     ///
-    /// The fast path is one compare (is this the innermost scope?) and a
-    /// pointer bump. A scope that is not the innermost one must not bump the
-    /// shared pointer — the inner scope's exit would free the memory — so its
-    /// requests go to its own side blocks.
+    /// The fast path is two compares (is this the innermost scope? is the
+    /// request small?) and a pointer bump. A scope that is not the innermost
+    /// one must not bump the shared pointer — the inner scope's exit would
+    /// free the memory — so its small requests go to its own side blocks.
     #[inline(always)]
     pub(crate) fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        // SAFETY: the arena is valid for `'s` and no other reference to it is
-        // live during this call (single thread; no user code runs inside).
-        let arena = unsafe { &mut *self.arena.as_ptr() };
-        if arena.depth() == self.depth { arena.alloc(layout) } else { self.alloc_side(arena, layout) }
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth && !arena.is_large(layout) {
+            return arena.alloc_small(layout);
+        }
+        self.alloc_cold(arena, layout).map(|tracked| tracked.ptr)
+    }
+
+    /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
+    /// block (for early release by the array that will own it) and whether
+    /// the memory is known to read as zeros.
+    #[inline(always)]
+    pub(crate) fn alloc_tracked(&self, layout: Layout) -> Result<Tracked, AllocError> {
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth && !arena.is_large(layout) {
+            return arena.alloc_small(layout).map(|ptr| Tracked { ptr, large: None, zeroed: false });
+        }
+        self.alloc_cold(arena, layout)
     }
 
     #[cold]
     #[inline(never)]
-    fn alloc_side(&self, arena: &mut Arena, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    fn alloc_cold(&self, arena: &mut Arena, layout: Layout) -> Result<Tracked, AllocError> {
+        if arena.is_large(layout) {
+            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena), token: thread_token() };
+            let large = arena.alloc_large(layout, owner)?;
+            return Ok(Tracked { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
+        }
         // SAFETY: the side blocks are touched only by this scope's allocation
         // and exit paths, which never run at the same time.
         let side = unsafe { &mut *self.side.get() };
-        arena.side_alloc(side, layout)
+        arena.side_alloc(side, layout).map(|ptr| Tracked { ptr, large: None, zeroed: false })
+    }
+
+    /// The handle of the large block at `ptr` that this scope allocated, if any.
+    pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>) -> Option<LargeHandle> {
+        self.arena_mut().large_handle_at(ptr, self.depth)
     }
 
     /// Why a request for `layout` fails now (for panic messages).
     #[cold]
     pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
-        // SAFETY: as in `alloc`; a shared borrow for the duration of the call.
-        unsafe { (*self.arena.as_ptr()).failure_reason(layout) }
+        self.arena_mut().failure_reason(layout)
     }
 
-    /// Runs `op` on the arena if this scope is the innermost one.
+    /// The arena, for one operation that calls no user code.
     #[inline(always)]
-    fn with_arena_if_innermost<R>(&self, op: impl FnOnce(&mut Arena) -> R) -> Option<R> {
-        // SAFETY: as in `alloc`: valid for `'s`, and no other reference is live
-        // while `op` runs (`op` is crate code that does not call back out).
-        let arena = unsafe { &mut *self.arena.as_ptr() };
-        (arena.depth() == self.depth).then(|| op(arena))
+    #[allow(clippy::mut_from_ref)]
+    fn arena_mut(&self) -> &mut Arena {
+        // SAFETY: the arena is valid for `'s` (contract of `run_scope`), used
+        // only by this thread, and every caller uses the reference for one
+        // arena operation that runs no user code, so no other reference to the
+        // arena is live meanwhile.
+        unsafe { &mut *self.arena.as_ptr() }
     }
+
+    /// Releases the block at `ptr` if this scope can: the top of the bump
+    /// region when this scope is the innermost one, or a large block of its own.
+    fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
+        let arena = self.arena_mut();
+        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), self.start);
+        if !released {
+            arena.release_large_at(ptr, self.depth);
+        }
+    }
+
+    /// Resizes the top block of the bump region in place, if this scope is
+    /// the innermost one and `ptr` is that block; returns whether it did.
+    fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let arena = self.arena_mut();
+        ptr.as_ptr().addr() % new.align() == 0
+            && arena.depth() == self.depth
+            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.start)
+    }
+
+    /// Moves the block at `ptr` to a fresh block for `new`, copying the first
+    /// `keep` bytes, and releases the old block where possible.
+    ///
+    /// # Safety
+    /// `ptr` is valid for `keep` bytes and was allocated by this scope with `old`.
+    unsafe fn reallocate(
+        &self,
+        ptr: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+        keep: usize,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let fresh = self.alloc(new)?;
+        // SAFETY: `ptr` is valid for `keep` bytes (contract), `fresh` for
+        // `new.size() >= keep` bytes, and `fresh` was just carved from free
+        // memory, so they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), keep) };
+        self.release_block(ptr, old);
+        Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
+    }
+}
+
+/// Memory from [`Scope::alloc_tracked`].
+pub(crate) struct Tracked {
+    pub(crate) ptr: NonNull<u8>,
+    /// Set for a large block: the array that owns it releases it early.
+    pub(crate) large: Option<LargeHandle>,
+    /// Whether every byte is known to read as zero.
+    pub(crate) zeroed: bool,
+}
+
+/// Identifies the calling thread among the threads alive now: the address of
+/// a thread-local. An array's large block may be released at once only on the
+/// thread that owns its arena; this is how a drop tells.
+#[inline]
+pub(crate) fn thread_token() -> usize {
+    thread_local! {
+        static TOKEN: u8 = const { 0 };
+    }
+    TOKEN.with(|token| std::ptr::from_ref(token).addr())
+}
+
+/// Releases the large block behind `handle`, whose array is being dropped:
+/// to the cache at once on the owner thread, deferred to the owner otherwise.
+///
+/// # Safety
+/// As [`Arena::release_large_from_drop`]: the array holding `handle` is being
+/// dropped inside its scope and never uses the handle again.
+pub(crate) unsafe fn release_large_block(handle: LargeHandle) {
+    // SAFETY: forwarded contract; the token is this thread's.
+    unsafe { Arena::release_large_from_drop(handle, thread_token()) }
 }
 
 impl Arena {
@@ -256,24 +352,16 @@ unsafe impl Allocator for Scope<'_> {
 
     #[inline(always)]
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.with_arena_if_innermost(|arena| arena.release_top(ptr, layout.size(), self.start));
+        self.release_block(ptr, layout);
     }
 
     unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        let aligned = ptr.as_ptr().addr() % new.align() == 0;
-        let in_place = aligned
-            && self
-                .with_arena_if_innermost(|arena| arena.resize_top_in_place(ptr, old.size(), new.size(), self.start))
-                .unwrap_or(false);
-        if in_place {
+        if self.resize_in_place(ptr, old, new) {
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
-        let fresh = self.alloc(new)?;
-        // SAFETY: `ptr` is valid for `old.size()` bytes (the caller's contract),
-        // `fresh` for `new.size() >= old.size()` bytes, and they do not overlap:
-        // `fresh` was just carved from free memory.
-        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), old.size()) };
-        Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
+        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+        // scope with `old` (the caller's contract).
+        unsafe { self.reallocate(ptr, old, new, old.size()) }
     }
 
     unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -287,14 +375,13 @@ unsafe impl Allocator for Scope<'_> {
 
     unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
         if ptr.as_ptr().addr() % new.align() == 0 {
-            self.with_arena_if_innermost(|arena| arena.resize_top_in_place(ptr, old.size(), new.size(), self.start));
+            // Shrinking where it is always works; moving the pointer back is a bonus.
+            self.resize_in_place(ptr, old, new);
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
-        let fresh = self.alloc(new)?;
-        // SAFETY: `ptr` is valid for `old.size() >= new.size()` bytes, `fresh`
-        // for `new.size()` bytes, and `fresh` is newly carved free memory.
-        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), new.size()) };
-        Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
+        // SAFETY: `ptr` is valid for `old.size() >= new.size()` bytes and came
+        // from this scope with `old` (the caller's contract).
+        unsafe { self.reallocate(ptr, old, new, new.size()) }
     }
 }
 

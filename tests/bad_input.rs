@@ -37,7 +37,7 @@ fn sizes_beyond_the_address_space_are_refused() {
         assert!(s.try_zeroed::<u8>(isize::MAX as usize - 4096).is_err());
         assert!(s.allocate(Layout::from_size_align(1 << 62, 8).unwrap()).is_err());
         let msg = panic_message(|| drop(s.zeroed::<u8>(1 << 62)));
-        assert!(msg.contains("the system allocator refused 4611686018427387904 bytes"), "{msg}");
+        assert!(msg.contains("the OS refused to map 4611686018427387904 bytes"), "{msg}");
     });
 }
 

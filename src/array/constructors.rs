@@ -9,6 +9,7 @@ use bytemuck::Zeroable;
 use super::{ScopedArray, ScopedBox, ScopedVec};
 use crate::Scope;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
+use crate::scope::Tracked;
 
 /// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
 /// an element constructor from leaking the elements already made.
@@ -26,13 +27,14 @@ impl<T> Drop for PartialFill<T> {
 }
 
 impl<'s> Scope<'s> {
-    /// Uninitialized memory for `len` values of `T`, valid for `'s`.
-    fn alloc_array<T>(&self, len: usize) -> Result<NonNull<T>, AllocError> {
+    /// Uninitialized memory for `len` values of `T`, valid for `'s` (or
+    /// until its large block, if it has one, is released).
+    fn alloc_array<T>(&self, len: usize) -> Result<Tracked, AllocError> {
         if size_of::<T>() == 0 {
-            return Ok(NonNull::dangling());
+            return Ok(Tracked { ptr: NonNull::dangling(), large: None, zeroed: true });
         }
         let layout = Layout::array::<T>(len).map_err(|_| AllocError)?;
-        self.alloc(layout).map(NonNull::cast)
+        self.alloc_tracked(layout)
     }
 
     #[cold]
@@ -53,7 +55,9 @@ impl<'s> Scope<'s> {
 
     /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
     fn try_fill<T>(&self, len: usize, mut next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
-        let ptr = self.alloc_array::<T>(len)?;
+        let memory = self.alloc_array::<T>(len)?;
+        let ptr = memory.ptr.cast::<T>();
+        // Until the array owns the block, a panic in `next` leaves it to the scope's exit.
         let mut fill = PartialFill { ptr, done: 0 };
         while fill.done < len {
             let value = next(fill.done);
@@ -63,8 +67,8 @@ impl<'s> Scope<'s> {
         }
         std::mem::forget(fill);
         // SAFETY: all `len` elements are initialized, the block is fresh and
-        // stays allocated for `'s`.
-        Ok(unsafe { ScopedArray::from_raw_parts(ptr, len) })
+        // stays allocated for `'s` or until the array releases its large block.
+        Ok(unsafe { ScopedArray::from_raw_parts(ptr, len, memory.large) })
     }
 
     /// An array of `len` zeros (all-zero bytes).
@@ -74,12 +78,16 @@ impl<'s> Scope<'s> {
     /// more than 4096 bytes, the configured limit would be exceeded, or the
     /// system refuses memory.
     pub fn try_zeroed<T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, AllocError> {
-        let ptr = self.alloc_array::<T>(len)?;
+        let memory = self.alloc_array::<T>(len)?;
+        let ptr = memory.ptr.cast::<T>();
         // SAFETY: the block holds `len` elements; all-zero bytes are a valid
-        // `T` (`Zeroable`).
+        // `T` (`Zeroable`); a fresh mapping already reads as zeros, and not
+        // writing it keeps its pages untouched until the caller uses them.
         unsafe {
-            ptr.as_ptr().write_bytes(0, len);
-            Ok(ScopedArray::from_raw_parts(ptr, len))
+            if !memory.zeroed {
+                ptr.as_ptr().write_bytes(0, len);
+            }
+            Ok(ScopedArray::from_raw_parts(ptr, len, memory.large))
         }
     }
 
@@ -192,10 +200,27 @@ impl<'s> Scope<'s> {
     /// Freezes `items`, made by this scope under a narrowed brand, into an
     /// array carrying the scope's own lifetime.
     fn adopt<T>(&self, items: ScopedVec<'_, T>) -> ScopedArray<'s, T> {
-        let (ptr, len) = items.into_raw_parts();
+        let (ptr, len, large) = items.into_raw_parts();
         // SAFETY: `items` allocated from this scope (`self.narrowed()`), so its
-        // block stays allocated for `'s`; it gave up its `len` initialized elements.
-        unsafe { ScopedArray::from_raw_parts(ptr, len) }
+        // block stays allocated for `'s` or until the array releases `large`;
+        // it gave up its `len` initialized elements.
+        unsafe { ScopedArray::from_raw_parts(ptr, len, large) }
+    }
+
+    /// Drops `array` now, returning its large block (if it has one) to the
+    /// arena's cache at once rather than at scope exit — the safe form of an
+    /// early free: the array is moved in, so no reference to it can remain.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let big = s.zeroed::<f64>(1 << 20); // 8 MiB: a large block
+    ///     assert!(big.is_large_block());
+    ///     s.release(big);
+    ///     assert_eq!(arena::stats().large_live_bytes, 0);
+    /// });
+    /// ```
+    pub fn release<T>(&self, array: ScopedArray<'s, T>) {
+        drop(array);
     }
 
     /// An empty [`ScopedVec`]; it allocates when the first element arrives.
@@ -227,7 +252,8 @@ impl<'s> Scope<'s> {
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
     pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
-        let ptr = self.alloc_array::<T>(1)?;
+        // A box is never released early, so a large value stays until the scope exits.
+        let ptr = self.alloc_array::<T>(1)?.ptr.cast::<T>();
         // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
         unsafe {
             ptr.as_ptr().write(value);

@@ -5,6 +5,8 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
+use crate::arena::LargeHandle;
+
 /// A fixed-length array whose memory belongs to the scope `'s`.
 ///
 /// It owns its elements: dropping the array drops them. The memory itself
@@ -15,34 +17,53 @@ use std::ptr::NonNull;
 /// let escaped = arena::scope(|s| s.filled(10, 0_u8));
 /// ```
 ///
-/// Dropping an array never touches the arena, so a `ScopedArray<T>` is `Send`
-/// when `T` is (for example into a `std::thread::scope` worker) and `Sync`
-/// when `T` is.
+/// An array of at least [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes)
+/// lives in a large block of its own, which goes back to the arena's cache as
+/// soon as the array is dropped — before the scope ends; this is the safe form
+/// of Julia's `unsafe_free!`, and the borrow checker rules out the
+/// use-after-free. [`Scope::release`](crate::Scope::release) says it explicitly.
+///
+/// A `ScopedArray<T>` is `Send` when `T` is (for example into a
+/// `std::thread::scope` worker) and `Sync` when `T` is. Dropping it on another
+/// thread never touches the owner's arena: a large block is then only marked
+/// free, and the owner thread reclaims it at its next large request or at the
+/// scope's exit.
 pub struct ScopedArray<'s, T> {
     /// Points to `len` initialized `T`s in memory that stays allocated for `'s`;
     /// dangling (but aligned) when `len == 0` or `T` is zero-sized.
     ptr: NonNull<T>,
     len: usize,
+    /// The large block holding the elements, released when the array drops.
+    large: Option<LargeHandle>,
     /// Owns the `T`s (drop check).
     _owns: PhantomData<T>,
     /// Borrows the scope's memory.
     _scope: PhantomData<&'s ()>,
 }
 
-// SAFETY: the array owns its elements exclusively and its drop touches only
-// them, never the arena; sending it sends the `T`s.
+// SAFETY: the array owns its elements exclusively; sending it sends the `T`s.
+// Its drop touches another thread's arena never: off the owner thread a large
+// block is only marked released through an atomic (see `LargeHandle`).
 unsafe impl<T: Send> Send for ScopedArray<'_, T> {}
 // SAFETY: `&ScopedArray` only gives out `&[T]`.
 unsafe impl<T: Sync> Sync for ScopedArray<'_, T> {}
 
 impl<'s, T> ScopedArray<'s, T> {
-    /// Takes ownership of `len` initialized elements at `ptr`.
+    /// Takes ownership of `len` initialized elements at `ptr`, and of the
+    /// large block `large` that holds them, if any.
     ///
     /// # Safety
     /// `ptr` is aligned, points to `len` initialized `T`s that nothing else
-    /// owns, and the memory stays allocated (and otherwise unused) for `'s`.
-    pub(crate) unsafe fn from_raw_parts(ptr: NonNull<T>, len: usize) -> Self {
-        ScopedArray { ptr, len, _owns: PhantomData, _scope: PhantomData }
+    /// owns, and the memory stays allocated (and otherwise unused) for `'s`,
+    /// or until the array releases `large`; `large` is owned by nothing else.
+    pub(crate) unsafe fn from_raw_parts(ptr: NonNull<T>, len: usize, large: Option<LargeHandle>) -> Self {
+        ScopedArray { ptr, len, large, _owns: PhantomData, _scope: PhantomData }
+    }
+
+    /// Whether the elements live in a large block of their own (released as
+    /// soon as the array is dropped) rather than in a slab.
+    pub fn is_large_block(&self) -> bool {
+        self.large.is_some()
     }
 
     /// The elements as a slice.
@@ -62,7 +83,8 @@ impl<'s, T> ScopedArray<'s, T> {
 
     /// Gives up ownership of the elements and returns them as a slice that
     /// lives as long as the scope. The elements are then never dropped (their
-    /// memory is still released when the scope exits), as with `Box::leak`.
+    /// memory is still released when the scope exits, a large block included),
+    /// as with `Box::leak`.
     pub fn into_slice(self) -> &'s mut [T] {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the memory stays allocated for `'s` (field invariant) and
@@ -76,6 +98,12 @@ impl<T> Drop for ScopedArray<'_, T> {
         // SAFETY: the elements are initialized and owned by `self` (field
         // invariant), and are dropped exactly once, here.
         unsafe { std::ptr::drop_in_place(self.as_mut_slice()) }
+        if let Some(large) = self.large {
+            // SAFETY: the array is being dropped inside its scope (its lifetime
+            // ends no later than the scope), its elements are gone, and the
+            // handle is not used again.
+            unsafe { crate::scope::release_large_block(large) }
+        }
     }
 }
 

@@ -2,12 +2,14 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 use allocator_api2::vec::Vec;
 
 use super::ScopedArray;
 use crate::Scope;
+use crate::arena::LargeHandle;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
 
 /// A growable array in the memory of the scope `'s`.
@@ -156,20 +158,24 @@ impl<'s, T> ScopedVec<'s, T> {
     /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
     /// capacity back to the arena when it is the most recent allocation.
     pub fn into_array(self) -> ScopedArray<'s, T> {
-        let (ptr, len) = self.into_raw_parts();
+        let (ptr, len, large) = self.into_raw_parts();
         // SAFETY: the block was allocated from a scope branded `'s`, so it
-        // stays allocated for `'s`, and the vector gave up its `len` elements.
-        unsafe { ScopedArray::from_raw_parts(ptr, len) }
+        // stays allocated for `'s` (or until the array releases `large`, the
+        // block's own handle), and the vector gave up its `len` elements.
+        unsafe { ScopedArray::from_raw_parts(ptr, len, large) }
     }
 
-    /// Gives up the elements: their address and count. Unused capacity goes
-    /// back to the arena when the block is the most recent allocation.
-    pub(crate) fn into_raw_parts(mut self) -> (std::ptr::NonNull<T>, usize) {
+    /// Gives up the elements: their address, count, and large block if they
+    /// are in one. Unused capacity goes back to the arena when the block is
+    /// the most recent allocation.
+    pub(crate) fn into_raw_parts(mut self) -> (NonNull<T>, usize, Option<LargeHandle>) {
         // Shrinking never fails: a `Scope` shrinks in place at the same alignment.
         self.inner.shrink_to_fit();
-        let (ptr, len, _capacity) = self.inner.into_raw_parts();
+        let (ptr, len, capacity, scope) = self.inner.into_raw_parts_with_alloc();
         // A `Vec`'s pointer is never null (dangling and aligned when unallocated).
-        (std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()), len)
+        let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
+        let large = if capacity != 0 && size_of::<T>() != 0 { scope.large_handle_at(ptr.cast()) } else { None };
+        (ptr, len, large)
     }
 
     /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.

@@ -7,9 +7,14 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+mod large_records;
+
+pub(crate) use large_records::{LargeHandle, LargeOwner};
+
 use crate::bump::{self, bump_up};
 use crate::config::Config;
 use crate::error::Failure;
+use crate::large::{LargeBlockCache, MapError, OsCounters};
 use crate::side::{SIDE_CHUNK_BYTES, SideBlocks};
 use crate::slab::{PAGE_BYTES, Slab};
 use crate::stats::Stats;
@@ -28,6 +33,8 @@ pub struct Checkpoint {
     offset: usize,
     /// Bytes in use in the slabs before `slab`.
     used_before: usize,
+    /// Number of live large blocks.
+    large_live: usize,
 }
 
 /// A bump allocator over a list of slabs.
@@ -80,6 +87,29 @@ pub struct Arena {
     system_deallocations: u64,
     scopes_opened: u64,
     config: Config,
+    /// Records of the large blocks handed out and not yet recycled, in
+    /// allocation order; each record is valid and owned by this arena.
+    large_live: Vec<NonNull<large_records::LargeRecord>>,
+    /// Records kept for reuse, so a steady loop allocates no new ones.
+    spare_records: Vec<NonNull<large_records::LargeRecord>>,
+    /// Mapped bytes of live large blocks.
+    large_live_bytes: usize,
+    /// Requested bytes of live large blocks.
+    large_in_use: usize,
+    large_cache: LargeBlockCache,
+    large_hits: u64,
+    large_misses: u64,
+    os: OsCounters,
+    /// Why the last failed mapping failed, for panic messages.
+    last_map_error: Option<MapError>,
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // No scope is open (a scope borrows the arena), so every record can go.
+        self.release_large_since(0, 0);
+        self.free_spare_records();
+    }
 }
 
 // SAFETY: an `Arena` owns all the memory it points to and keeps no reference
@@ -125,6 +155,15 @@ impl Arena {
             system_deallocations: 0,
             scopes_opened: 0,
             config,
+            large_live: Vec::new(),
+            spare_records: Vec::new(),
+            large_live_bytes: 0,
+            large_in_use: 0,
+            large_cache: LargeBlockCache::new(),
+            large_hits: 0,
+            large_misses: 0,
+            os: OsCounters::new(),
+            last_map_error: None,
         }
     }
 
@@ -139,6 +178,7 @@ impl Arena {
     pub fn configure(&mut self, config: Config) {
         self.config = config.normalized();
         self.next_slab_bytes = self.next_slab_bytes.clamp(self.config.first_slab_bytes, self.config.max_slab_bytes);
+        self.large_cache.enforce_budget(self.config.large_retain_bytes, self.config.return_mode, &mut self.os);
         self.refresh_end();
     }
 
@@ -147,12 +187,30 @@ impl Arena {
     /// The memory stays valid until a checkpoint taken before this call is
     /// restored, the scope open at the time of the call exits, or the arena
     /// is dropped. A zero-sized request returns a dangling, aligned pointer.
+    /// Requests of [`Config::large_threshold_bytes`] or more get their own
+    /// mapping (a large block).
     ///
     /// # Errors
     /// [`AllocError`] if the alignment is larger than 4096, the request would
-    /// exceed [`Config::limit_bytes`], or the system allocator refuses a new slab.
-    #[inline(always)]
+    /// exceed [`Config::limit_bytes`], or the system refuses memory.
+    #[inline]
     pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        if self.is_large(layout) {
+            let owner = LargeOwner { depth: self.depth, arena: None, token: 0 };
+            return self.alloc_large(layout, owner).map(|large| large.ptr);
+        }
+        self.alloc_small(layout)
+    }
+
+    /// Whether `layout` takes the large-block path.
+    #[inline(always)]
+    pub(crate) fn is_large(&self, layout: Layout) -> bool {
+        layout.size() >= self.config.large_threshold_bytes
+    }
+
+    /// Bumps `layout` out of the slabs (the caller checked it is not large).
+    #[inline(always)]
+    pub(crate) fn alloc_small(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         match bump_up(self.ptr.addr(), self.end, layout.size(), layout.align()) {
             Some(placed) => {
                 self.ptr = self.ptr.with_addr(placed.end);
@@ -221,7 +279,7 @@ impl Arena {
         self.end = match self.slabs.get(self.cur) {
             None => EMPTY_END,
             Some(slab) => {
-                let elsewhere = self.used_before + self.side_in_use;
+                let elsewhere = self.used_before + self.side_in_use + self.large_in_use;
                 let budget = self.config.limit_bytes.saturating_sub(elsewhere);
                 slab.end_addr().min(slab.start_addr().saturating_add(budget))
             }
@@ -237,7 +295,7 @@ impl Arena {
     }
 
     fn bytes_in_use(&self) -> usize {
-        self.slab_bytes_in_use() + self.side_in_use
+        self.slab_bytes_in_use() + self.side_in_use + self.large_in_use
     }
 
     /// Records the current use as the high-water mark if it is one. Called
@@ -252,7 +310,7 @@ impl Arena {
             Some(slab) => self.ptr.addr() - slab.start_addr(),
             None => 0,
         };
-        Checkpoint { slab: self.cur, offset, used_before: self.used_before }
+        Checkpoint { slab: self.cur, offset, used_before: self.used_before, large_live: self.large_live.len() }
     }
 
     /// Releases everything allocated since `checkpoint` was taken. The slabs
@@ -266,6 +324,7 @@ impl Arena {
     pub unsafe fn restore(&mut self, checkpoint: Checkpoint) {
         self.note_high_water();
         self.set_position(checkpoint);
+        self.release_large_since(checkpoint.large_live.min(self.large_live.len()), 0);
     }
 
     /// Moves the bump pointer to `checkpoint`. Sound only under the contract of
@@ -292,10 +351,14 @@ impl Arena {
         }
     }
 
-    /// Returns spare slabs to the system allocator now: every slab that holds
-    /// no live allocation. The bump pointer and live allocations are untouched.
+    /// Returns spare memory to the system now: every slab that holds no live
+    /// allocation and every cached large block. Live allocations are untouched.
     pub fn trim(&mut self) {
         self.release_spare_slabs(0);
+        self.large_cache.clear(&mut self.os);
+        if self.large_live.is_empty() {
+            self.free_spare_records();
+        }
     }
 
     /// Frees spare slabs until at most `keep_bytes` of slabs remain (or no
@@ -333,6 +396,16 @@ impl Arena {
             system_deallocations: self.system_deallocations,
             scopes_opened: self.scopes_opened,
             depth: self.depth,
+            large_live_bytes: self.large_live_bytes,
+            large_cached_bytes: self.large_cache.warm_bytes,
+            large_cold_bytes: self.large_cache.cold_bytes,
+            large_cache_hits: self.large_hits,
+            large_cache_misses: self.large_misses,
+            mmaps: self.os.mmaps,
+            munmaps: self.os.munmaps,
+            madvise_calls: self.os.madvise_calls,
+            bytes_returned_to_os: self.os.bytes_returned,
+            advice_errors: self.os.advice_errors,
         }
     }
 
@@ -345,7 +418,11 @@ impl Arena {
         if in_use.checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
             return Failure::OverLimit { in_use, limit: self.config.limit_bytes };
         }
-        Failure::Refused
+        match (self.is_large(layout), self.last_map_error) {
+            (true, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
+            (true, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
+            _ => Failure::Refused,
+        }
     }
 
     // ---- scope support -------------------------------------------------
@@ -374,6 +451,9 @@ impl Arena {
         if self.ptr.addr() != self.checkpoint_addr(start) {
             self.note_high_water();
             self.set_position(start);
+        }
+        if self.large_live.len() != start.large_live {
+            self.release_large_since(start.large_live, self.depth);
         }
         self.depth -= 1;
         if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
@@ -405,12 +485,15 @@ impl Arena {
     }
 
     /// Releases the `size` bytes at `ptr` if they are the most recent allocation
-    /// at or above `floor`; otherwise leaves them to the scope's exit.
-    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: Checkpoint) {
-        if size != 0 && self.is_top_above(ptr, size, floor) {
+    /// at or above `floor`, and returns whether it did; otherwise the bytes are
+    /// left to the scope's exit.
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: Checkpoint) -> bool {
+        let top = size != 0 && self.is_top_above(ptr, size, floor);
+        if top {
             self.note_high_water();
             self.ptr = self.ptr.with_addr(ptr.as_ptr().addr());
         }
+        top
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -442,6 +525,7 @@ impl Arena {
     /// Serves `layout` from `side` (the side blocks of a scope that is not the
     /// innermost), adding a chunk when needed.
     pub(crate) fn side_alloc(&mut self, side: &mut SideBlocks, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        debug_assert!(!self.is_large(layout), "large requests take `alloc_large`");
         let (size, align) = (layout.size(), layout.align());
         if size == 0 {
             return Ok(dangling(align));

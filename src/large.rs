@@ -1,0 +1,297 @@
+//! Large blocks: one anonymous mapping (`memmap2`) per request at or above the
+//! large threshold, and a per-thread cache of released mappings by size class.
+//!
+//! A hot loop that allocates the same large temporaries every iteration gets
+//! the same mappings back from the cache: no syscall, no page fault. Beyond the
+//! retention budget, released blocks go back to the OS with `madvise` (the
+//! mapping stays, its pages go: RSS drops at once) or `munmap`. Never on every
+//! scope exit inside the budget: `madvise(MADV_DONTNEED)` per iteration costs
+//! as much as a fresh mapping (every page faults again).
+
+use std::io;
+use std::ptr::NonNull;
+
+use memmap2::{Advice, MmapMut, MmapOptions, UncheckedAdvice};
+
+use crate::slab::PAGE_BYTES;
+
+/// Blocks at least this large may ask for transparent huge pages.
+pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// Cold (advised-away) blocks kept per size class: they cost address space
+/// only, and save the `mmap` syscall when the class is asked for again.
+const COLD_BLOCKS_PER_CLASS: usize = 4;
+
+/// What happens to a released large block that does not fit in the retention budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReturnMode {
+    /// `munmap`: the mapping and its pages go back to the OS.
+    Unmap,
+    /// `madvise(MADV_DONTNEED)`: the pages go back at once (RSS drops), the
+    /// mapping is kept (a few per size class) and reads as zeros when reused.
+    DontNeed,
+    /// `madvise(MADV_FREE)`: the OS may take the pages back lazily, under
+    /// memory pressure; cheaper than `DontNeed`, but RSS drops only when it does.
+    Free,
+}
+
+/// OS requests made for every new large mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MapOptions {
+    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
+    /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    pub huge_pages: bool,
+    /// Pre-fault the whole mapping (`MAP_POPULATE`), so first touches do not fault.
+    pub populate: bool,
+    /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
+    /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.
+    pub lock: bool,
+}
+
+/// The mapping length used for a request of `bytes`: whole pages, rounded up
+/// to one of four steps per power of two (2^k, 1.25, 1.5, 1.75 x 2^k), so that
+/// requests of similar size share cached blocks while rounding wastes at most
+/// a quarter — of address space only: pages past the request are never touched.
+pub(crate) fn size_class(bytes: usize) -> Option<usize> {
+    let pages = crate::bump::align_up(bytes.max(1), PAGE_BYTES)?;
+    let high_bit = usize::BITS - 1 - pages.leading_zeros();
+    let step = (1usize << high_bit).checked_div(4).unwrap_or(0).max(PAGE_BYTES);
+    crate::bump::align_up(pages, step).filter(|&class| class <= isize::MAX as usize)
+}
+
+/// One anonymous, private, read-write mapping.
+///
+/// Invariants: `map` is valid for reads and writes of `map.len()` bytes while
+/// the block exists, and is unmapped when it is dropped; `zeroed` is true only
+/// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`).
+pub(crate) struct LargeBlock {
+    map: MmapMut,
+    /// `map`'s first byte, taken once (reading it needs `&mut MmapMut`).
+    ptr: NonNull<u8>,
+    pub(crate) zeroed: bool,
+}
+
+/// Why a new mapping could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MapError {
+    /// `mmap` failed.
+    Map(Option<i32>),
+    /// `mlock` failed.
+    Lock(Option<i32>),
+}
+
+impl LargeBlock {
+    /// A fresh mapping of `len` bytes (a size class). Returns the block and
+    /// whether a huge-page request was refused.
+    pub(crate) fn map(len: usize, options: MapOptions) -> Result<(LargeBlock, bool), MapError> {
+        let mut builder = MmapOptions::new();
+        builder.len(len);
+        if options.populate {
+            builder.populate();
+        }
+        let mut map = builder.map_anon().map_err(|e| MapError::Map(e.raw_os_error()))?;
+        // A successful mapping is never at address 0.
+        let ptr = NonNull::new(map.as_mut_ptr()).ok_or(MapError::Map(None))?;
+        let huge_refused = options.huge_pages && len >= HUGE_PAGE_BYTES && map.advise(Advice::HugePage).is_err();
+        if options.lock {
+            map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
+        }
+        Ok((LargeBlock { map, ptr, zeroed: true }, huge_refused))
+    }
+
+    /// The first byte of the mapping.
+    pub(crate) fn ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Gives the pages back to the OS, keeping the mapping.
+    ///
+    /// The caller guarantees that nothing refers into the block: it is
+    /// in the cache, not handed out.
+    fn advise_away(&mut self, mode: ReturnMode) -> io::Result<()> {
+        let advice = match mode {
+            ReturnMode::Free => UncheckedAdvice::Free,
+            _ => UncheckedAdvice::DontNeed,
+        };
+        // SAFETY: `DontNeed`/`Free` discard the contents of the mapping; no
+        // reference into it exists (the caller's guarantee: the block is idle
+        // in the cache), so nothing observes the discarded bytes.
+        unsafe { self.map.unchecked_advise(advice) }?;
+        // After `Free` the old contents may survive: only `DontNeed` zeroes.
+        self.zeroed = mode == ReturnMode::DontNeed;
+        Ok(())
+    }
+}
+
+/// Counters of the OS traffic of large blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct OsCounters {
+    pub(crate) mmaps: u64,
+    pub(crate) munmaps: u64,
+    pub(crate) madvise_calls: u64,
+    pub(crate) bytes_returned: u64,
+    pub(crate) advice_errors: u64,
+}
+
+impl OsCounters {
+    pub(crate) const fn new() -> OsCounters {
+        OsCounters { mmaps: 0, munmaps: 0, madvise_calls: 0, bytes_returned: 0, advice_errors: 0 }
+    }
+}
+
+/// The cached blocks of one size class.
+struct ClassCache {
+    class_bytes: usize,
+    /// Resident blocks, counted against the retention budget.
+    warm: Vec<LargeBlock>,
+    /// Blocks whose pages were advised away: address space only.
+    cold: Vec<LargeBlock>,
+}
+
+/// Released large blocks by size class, bounded by a retention budget.
+///
+/// Invariant: `warm_bytes` is the total length of all warm blocks, `cold_bytes`
+/// of all cold ones; no cached block is referenced by anything.
+#[derive(Default)]
+pub(crate) struct LargeBlockCache {
+    classes: Vec<ClassCache>,
+    pub(crate) warm_bytes: usize,
+    pub(crate) cold_bytes: usize,
+}
+
+impl LargeBlockCache {
+    pub(crate) const fn new() -> LargeBlockCache {
+        LargeBlockCache { classes: Vec::new(), warm_bytes: 0, cold_bytes: 0 }
+    }
+
+    /// A cached block of exactly `class_bytes`, resident ones first.
+    pub(crate) fn take(&mut self, class_bytes: usize) -> Option<LargeBlock> {
+        let class = self.classes.iter_mut().find(|c| c.class_bytes == class_bytes)?;
+        if let Some(block) = class.warm.pop() {
+            self.warm_bytes -= block.len();
+            return Some(block);
+        }
+        let block = class.cold.pop()?;
+        self.cold_bytes -= block.len();
+        Some(block)
+    }
+
+    /// Keeps `block` for reuse: resident while the budget allows, otherwise
+    /// advised away or unmapped as `mode` says.
+    pub(crate) fn put(&mut self, mut block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+        let len = block.len();
+        let index = match self.classes.iter().position(|c| c.class_bytes == len) {
+            Some(index) => index,
+            None => {
+                self.classes.push(ClassCache { class_bytes: len, warm: Vec::new(), cold: Vec::new() });
+                self.classes.len() - 1
+            }
+        };
+        let class = &mut self.classes[index];
+        if self.warm_bytes.checked_add(len).is_some_and(|total| total <= retain_bytes) {
+            self.warm_bytes += len;
+            class.warm.push(block);
+            return;
+        }
+        os.bytes_returned += len as u64;
+        if mode != ReturnMode::Unmap && class.cold.len() < COLD_BLOCKS_PER_CLASS {
+            os.madvise_calls += 1;
+            if block.advise_away(mode).is_ok() {
+                self.cold_bytes += len;
+                class.cold.push(block);
+                return;
+            }
+            os.advice_errors += 1;
+        }
+        os.munmaps += 1;
+        drop(block);
+    }
+
+    /// Shrinks the resident blocks to at most `retain_bytes` (after the budget
+    /// was lowered), largest classes first.
+    pub(crate) fn enforce_budget(&mut self, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+        if self.warm_bytes <= retain_bytes {
+            return;
+        }
+        self.classes.sort_by_key(|c| std::cmp::Reverse(c.class_bytes));
+        let mut evicted = Vec::new();
+        for class in &mut self.classes {
+            while self.warm_bytes > retain_bytes {
+                let Some(block) = class.warm.pop() else { break };
+                self.warm_bytes -= block.len();
+                evicted.push(block);
+            }
+        }
+        for block in evicted {
+            self.put(block, retain_bytes, mode, os);
+        }
+    }
+
+    /// Unmaps every cached block.
+    pub(crate) fn clear(&mut self, os: &mut OsCounters) {
+        for class in self.classes.drain(..) {
+            for block in class.warm {
+                os.munmaps += 1;
+                os.bytes_returned += block.len() as u64;
+            }
+            os.munmaps += class.cold.len() as u64;
+        }
+        self.warm_bytes = 0;
+        self.cold_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_are_pages_in_quarter_steps() {
+        assert_eq!(size_class(1), Some(4096));
+        assert_eq!(size_class(8 << 20), Some(8 << 20));
+        assert_eq!(size_class((8 << 20) + 1), Some(10 << 20));
+        assert_eq!(size_class(100 << 20), Some(112 << 20));
+        assert_eq!(size_class(usize::MAX), None);
+        for bytes in [5000, 1 << 20, 3 << 20, 77_777_777] {
+            let class = size_class(bytes).unwrap();
+            assert!(class >= bytes && class % PAGE_BYTES == 0);
+            assert!(class - bytes <= bytes / 4 + PAGE_BYTES, "{bytes} -> {class}");
+        }
+    }
+
+    #[test]
+    fn cache_keeps_blocks_within_budget_and_returns_the_rest() {
+        let mut cache = LargeBlockCache::default();
+        let mut os = OsCounters::default();
+        for _ in 0..3 {
+            let (block, _) = LargeBlock::map(1 << 20, MapOptions::default()).unwrap();
+            cache.put(block, 2 << 20, ReturnMode::DontNeed, &mut os);
+        }
+        assert_eq!(cache.warm_bytes, 2 << 20);
+        assert_eq!(cache.cold_bytes, 1 << 20);
+        assert_eq!(os.madvise_calls, 1);
+        // Resident blocks are handed out before cold ones.
+        assert!(cache.take(1 << 20).is_some());
+        assert_eq!(cache.warm_bytes, 1 << 20);
+        cache.clear(&mut os);
+        assert_eq!(os.munmaps, 2);
+        assert!(cache.take(1 << 20).is_none());
+    }
+
+    #[test]
+    fn dont_need_makes_a_block_read_as_zeros() {
+        let (mut block, _) = LargeBlock::map(1 << 20, MapOptions::default()).unwrap();
+        // SAFETY: the mapping is 1 MiB of writable memory, referenced by nothing else.
+        unsafe { block.ptr().as_ptr().write_bytes(0xCD, 1 << 20) };
+        block.zeroed = false;
+        block.advise_away(ReturnMode::DontNeed).unwrap();
+        assert!(block.zeroed);
+        // SAFETY: as above; reading after DONTNEED is defined (zero-fill on demand).
+        let bytes = unsafe { std::slice::from_raw_parts(block.ptr().as_ptr(), 1 << 20) };
+        assert!(bytes.iter().all(|&b| b == 0));
+    }
+}

@@ -1,0 +1,36 @@
+//! Process-wide memory figures for the tests that need their own process.
+#![allow(dead_code)]
+
+/// Resident set size of this process, from `/proc/self/statm`.
+pub fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("read /proc/self/statm");
+    let resident_pages: usize = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("statm field");
+    resident_pages * page_bytes()
+}
+
+pub fn page_bytes() -> usize {
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096)
+}
+
+/// Minor page faults of this process so far, from `getrusage`.
+pub fn minor_faults() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is valid for writes of one `rusage`.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage failed");
+    // SAFETY: `getrusage` succeeded and filled the struct.
+    unsafe { usage.assume_init() }.ru_minflt as u64
+}
+
+/// Writes one byte per page, so every page of `bytes` becomes resident.
+pub fn touch(bytes: &mut [u8]) {
+    let page = page_bytes();
+    for i in (0..bytes.len()).step_by(page) {
+        bytes[i] = 1;
+    }
+    std::hint::black_box(bytes);
+}
+
+pub const MIB: usize = 1 << 20;

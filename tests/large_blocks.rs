@@ -1,0 +1,210 @@
+//! Large blocks: own mappings above the threshold, reuse from the size-class
+//! cache, early release on drop (also from another thread), the retention
+//! budget, `trim`, and the refusal paths.
+
+use std::alloc::Layout;
+
+use allocator_api2::alloc::Allocator;
+
+const MIB: usize = 1 << 20;
+
+#[test]
+fn requests_above_the_threshold_get_their_own_mapping() {
+    arena::scope(|s| {
+        let small = s.zeroed::<u8>(MIB - 1);
+        let large = s.zeroed::<u8>(MIB);
+        assert!(!small.is_large_block());
+        assert!(large.is_large_block());
+        assert_eq!(large.as_ptr().addr() % 4096, 0);
+        let stats = arena::stats();
+        assert_eq!(stats.large_live_bytes, MIB);
+        assert!(stats.reserved_bytes < 2 * MIB, "the slabs grew to hold the large request");
+    });
+    assert_eq!(arena::stats().large_live_bytes, 0);
+}
+
+#[test]
+fn released_blocks_are_reused_without_a_new_mapping() {
+    let first = arena::scope(|s| s.zeroed::<f64>(MIB).as_ptr().addr());
+    let mmaps = arena::stats().mmaps;
+    for _ in 0..10 {
+        let again = arena::scope(|s| s.zeroed::<f64>(MIB).as_ptr().addr());
+        assert_eq!(again, first);
+    }
+    let stats = arena::stats();
+    assert_eq!(stats.mmaps, mmaps);
+    assert_eq!(stats.large_cache_hits, 10);
+    assert!(stats.large_hit_rate() > 0.9);
+}
+
+#[test]
+fn reused_block_is_zeroed_again() {
+    arena::scope(|s| s.filled(2 * MIB, 0xEE_u8).len());
+    arena::scope(|s| {
+        let again = s.zeroed::<u8>(2 * MIB);
+        assert_eq!(arena::stats().large_cache_hits, 1);
+        assert!(again.iter().all(|&b| b == 0));
+    });
+}
+
+#[test]
+fn dropping_a_large_array_returns_its_block_at_once() {
+    arena::scope(|s| {
+        let a = s.filled(4 * MIB, 1_u8);
+        let addr = a.as_ptr().addr();
+        drop(a);
+        let stats = arena::stats();
+        assert_eq!(stats.large_live_bytes, 0);
+        assert_eq!(stats.large_cached_bytes, 4 * MIB);
+        let b = s.filled(4 * MIB, 2_u8);
+        assert_eq!(b.as_ptr().addr(), addr, "the released block was not reused");
+    });
+}
+
+#[test]
+fn large_array_dropped_on_another_thread_is_reclaimed_by_the_owner() {
+    arena::scope(|s| {
+        let a = s.filled(4 * MIB, 1_u8);
+        let addr = a.as_ptr().addr();
+        let sum = std::thread::scope(|t| t.spawn(move || a.iter().map(|&b| b as usize).sum::<usize>()).join().unwrap());
+        assert_eq!(sum, 4 * MIB);
+        // The foreign drop only marked the block; the owner reclaims it at its next large request.
+        assert_eq!(arena::stats().large_live_bytes, 4 * MIB);
+        let b = s.filled(4 * MIB, 2_u8);
+        assert_eq!(b.as_ptr().addr(), addr);
+        assert_eq!(arena::stats().large_live_bytes, 4 * MIB);
+    });
+    assert_eq!(arena::stats().large_live_bytes, 0);
+}
+
+#[test]
+fn outer_large_allocation_inside_inner_scope_survives_the_inner_exit() {
+    arena::scope(|outer| {
+        let kept = outer.scope(|inner| {
+            let _own = inner.filled(2 * MIB, 9_u8);
+            outer.filled(2 * MIB, 7_u8)
+        });
+        assert_eq!(arena::stats().large_live_bytes, 2 * MIB);
+        outer.scope(|again| {
+            let _reuse = again.filled(2 * MIB, 1_u8);
+            assert!(kept.iter().all(|&b| b == 7));
+        });
+        assert!(kept.iter().all(|&b| b == 7));
+    });
+    assert_eq!(arena::stats().large_live_bytes, 0);
+}
+
+#[test]
+fn panic_releases_large_blocks() {
+    let before = arena::stats();
+    let outcome = std::panic::catch_unwind(|| {
+        arena::scope(|s| {
+            let _a = s.zeroed::<u8>(3 * MIB);
+            s.scope(|c| {
+                let _b = c.zeroed::<u8>(5 * MIB);
+                panic!("injected");
+            })
+        })
+    });
+    assert!(outcome.is_err());
+    let after = arena::stats();
+    assert_eq!(after.large_live_bytes, 0);
+    assert_eq!(after.bytes_in_use, before.bytes_in_use);
+}
+
+#[test]
+fn vec_growing_through_large_sizes_releases_the_blocks_it_leaves() {
+    arena::scope(|s| {
+        let mut v = s.vec::<u64>();
+        for i in 0..2_000_000 {
+            v.push(i);
+        }
+        // Only the current buffer is live; the smaller ones went back on growth.
+        let live = arena::stats().large_live_bytes;
+        assert!((16 * MIB..=20 * MIB).contains(&live), "live large bytes {live}");
+        let frozen = v.into_array();
+        assert!(frozen.is_large_block());
+        drop(frozen);
+        assert_eq!(arena::stats().large_live_bytes, 0);
+    });
+}
+
+#[test]
+fn allocator_api_releases_large_blocks_on_deallocate() {
+    let layout = Layout::from_size_align(6 * MIB, 64).unwrap();
+    arena::scope(|s| {
+        let p = s.allocate(layout).unwrap();
+        assert_eq!(arena::stats().large_live_bytes, 6 * MIB);
+        // SAFETY: `p` came from `s` with `layout`.
+        unsafe { s.deallocate(p.cast(), layout) };
+        assert_eq!(arena::stats().large_live_bytes, 0);
+    });
+}
+
+#[test]
+fn burst_beyond_the_budget_leaves_at_most_the_budget_cached() {
+    arena::configure(arena::Config { large_retain_bytes: 16 * MIB, ..arena::Config::DEFAULT });
+    arena::scope(|s| {
+        let arrays: Vec<_> = (0..10).map(|_| s.zeroed::<u8>(4 * MIB)).collect();
+        assert_eq!(arena::stats().large_live_bytes, 40 * MIB);
+        drop(arrays);
+    });
+    let stats = arena::stats();
+    assert!(stats.large_cached_bytes <= 16 * MIB, "cached {}", stats.large_cached_bytes);
+    assert_eq!(stats.large_cached_bytes, 16 * MIB);
+    assert_eq!(stats.bytes_returned_to_os, 24 * 1024 * 1024);
+    assert!(stats.madvise_calls >= 1);
+    arena::trim();
+    let trimmed = arena::stats();
+    assert_eq!(trimmed.large_cached_bytes + trimmed.large_cold_bytes, 0);
+    assert_eq!(trimmed.munmaps, trimmed.mmaps);
+}
+
+#[test]
+fn unmap_mode_returns_the_excess_with_munmap() {
+    arena::configure(arena::Config {
+        large_retain_bytes: 0,
+        return_mode: arena::ReturnMode::Unmap,
+        ..arena::Config::DEFAULT
+    });
+    arena::scope(|s| drop(s.zeroed::<u8>(2 * MIB)));
+    let stats = arena::stats();
+    assert_eq!((stats.mmaps, stats.munmaps, stats.madvise_calls), (1, 1, 0));
+    assert_eq!(stats.large_cached_bytes + stats.large_cold_bytes, 0);
+}
+
+#[test]
+fn impossible_mapping_is_an_alloc_error() {
+    arena::scope(|s| {
+        assert!(s.try_zeroed::<u8>(isize::MAX as usize / 2).is_err());
+        assert!(s.try_filled(1 << 60, 0_u8).is_err());
+        assert_eq!(arena::stats().large_live_bytes, 0);
+        // The arena still works afterwards.
+        assert!(s.zeroed::<u8>(2 * MIB).is_large_block());
+    });
+}
+
+#[test]
+fn threshold_is_configurable() {
+    arena::configure(arena::Config { large_threshold_bytes: 64 * 1024, ..arena::Config::DEFAULT });
+    arena::scope(|s| {
+        assert!(s.zeroed::<u8>(64 * 1024).is_large_block());
+        assert!(!s.zeroed::<u8>(64 * 1024 - 1).is_large_block());
+    });
+}
+
+#[test]
+fn huge_page_and_populate_options_map_and_count_refusals() {
+    arena::configure(arena::Config {
+        map_options: arena::MapOptions { huge_pages: true, populate: true, lock: false },
+        ..arena::Config::DEFAULT
+    });
+    arena::scope(|s| {
+        let a = s.zeroed::<u8>(4 * MIB);
+        assert!(a.iter().all(|&b| b == 0));
+    });
+    let stats = arena::stats();
+    assert_eq!(stats.mmaps, 1);
+    // Transparent huge pages may be disabled on this kernel; a refusal is counted, never fatal.
+    assert!(stats.advice_errors <= 1);
+}
