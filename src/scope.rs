@@ -86,7 +86,7 @@ pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
 unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
     let (start, depth) = unsafe { (*arena.as_ptr()).enter_scope() };
-    let scope = Scope { arena, start, depth, side: UnsafeCell::new(SideBlocks::new()), _brand: PhantomData };
+    let scope = Scope { arena, start, depth, side: UnsafeCell::new(None), _brand: PhantomData };
     let _exit = ExitOnDrop(&scope);
     f(&scope)
 }
@@ -104,9 +104,10 @@ impl Drop for ExitOnDrop<'_, '_> {
         // the side blocks; the arena is valid (contract of `run_scope`).
         unsafe {
             let arena = &mut *scope.arena.as_ptr();
-            let side = &mut *scope.side.get();
-            arena.release_side(side);
-            arena.exit_scope(scope.start);
+            if let Some(side) = (*scope.side.get()).as_deref_mut() {
+                arena.release_side(side);
+            }
+            arena.exit_scope(&scope.start);
         }
     }
 }
@@ -132,8 +133,9 @@ pub struct Scope<'s> {
     start: Checkpoint,
     /// The arena's depth while this scope is the innermost one.
     depth: u32,
-    /// Where this scope's requests go while a child scope is open.
-    side: UnsafeCell<SideBlocks>,
+    /// Where this scope's requests go while a child scope is open; made on
+    /// first use, so that opening a scope costs nothing for it.
+    side: UnsafeCell<Option<Box<SideBlocks>>>,
     /// Invariance: a `Scope<'long>` can never pass for a `Scope<'short>` or
     /// the reverse. `NonNull` above already makes the type `!Send + !Sync`.
     _brand: PhantomData<fn(&'s ()) -> &'s ()>,
@@ -221,7 +223,7 @@ impl<'s> Scope<'s> {
         }
         // SAFETY: the side blocks are touched only by this scope's allocation
         // and exit paths, which never run at the same time.
-        let side = unsafe { &mut *self.side.get() };
+        let side = unsafe { &mut *self.side.get() }.get_or_insert_with(|| Box::new(SideBlocks::new()));
         arena.side_alloc(side, layout).map(|ptr| Tracked { ptr, large: None, zeroed: false })
     }
 

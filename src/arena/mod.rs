@@ -29,12 +29,14 @@ const EMPTY_END: usize = 1;
 pub struct Checkpoint {
     /// Index of the slab the bump pointer was in.
     slab: usize,
-    /// Offset of the bump pointer from that slab's start.
-    offset: usize,
+    /// Address of the bump pointer (`EMPTY_PTR`'s in an empty arena).
+    addr: usize,
     /// Bytes in use in the slabs before `slab`.
     used_before: usize,
     /// Number of live large blocks.
     large_live: usize,
+    /// Number of scopes open.
+    depth: u32,
 }
 
 /// A bump allocator over a list of slabs.
@@ -306,11 +308,13 @@ impl Arena {
 
     /// The current position, to hand to [`restore`](Arena::restore) later.
     pub fn checkpoint(&self) -> Checkpoint {
-        let offset = match self.slabs.get(self.cur) {
-            Some(slab) => self.ptr.addr() - slab.start_addr(),
-            None => 0,
-        };
-        Checkpoint { slab: self.cur, offset, used_before: self.used_before, large_live: self.large_live.len() }
+        Checkpoint {
+            slab: self.cur,
+            addr: self.ptr.addr(),
+            used_before: self.used_before,
+            large_live: self.large_live.len(),
+            depth: self.depth,
+        }
     }
 
     /// Releases everything allocated since `checkpoint` was taken. The slabs
@@ -332,10 +336,10 @@ impl Arena {
     /// [`trim`](Arena::trim) emptied the arena since the checkpoint was taken.
     fn set_position(&mut self, checkpoint: Checkpoint) {
         match self.slabs.get(checkpoint.slab) {
-            Some(slab) if checkpoint.offset <= slab.len() => {
+            Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&checkpoint.addr) => {
                 self.cur = checkpoint.slab;
                 self.used_before = checkpoint.used_before;
-                self.ptr = slab.start().as_ptr().wrapping_add(checkpoint.offset);
+                self.ptr = slab.start().as_ptr().with_addr(checkpoint.addr);
             }
             _ => self.reset_empty_position(),
         }
@@ -436,9 +440,10 @@ impl Arena {
     /// Opens a scope: returns where it starts and its depth.
     #[inline(always)]
     pub(crate) fn enter_scope(&mut self) -> (Checkpoint, u32) {
+        let start = self.checkpoint();
         self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
         self.scopes_opened += 1;
-        (self.checkpoint(), self.depth)
+        (start, self.depth)
     }
 
     /// Closes the innermost scope, which started at `start`, releasing its
@@ -447,27 +452,31 @@ impl Arena {
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
-    pub(crate) fn exit_scope(&mut self, start: Checkpoint) {
-        if self.ptr.addr() != self.checkpoint_addr(start) {
+    pub(crate) fn exit_scope(&mut self, start: &Checkpoint) {
+        let moved = self.ptr.addr() != start.addr || self.cur != start.slab;
+        let retention_due = start.depth == 0 && self.slab_bytes > self.config.retain_bytes;
+        if moved || retention_due || self.large_live.len() != start.large_live {
+            self.exit_scope_slow(start);
+        } else {
+            // A store of a known value, not a decrement: no load on the path.
+            self.depth = start.depth;
+        }
+    }
+
+    /// Exit of a scope that allocated, or of the outermost scope.
+    #[cold]
+    #[inline(never)]
+    fn exit_scope_slow(&mut self, start: &Checkpoint) {
+        if self.ptr.addr() != start.addr || self.cur != start.slab {
             self.note_high_water();
-            self.set_position(start);
+            self.set_position(*start);
         }
         if self.large_live.len() != start.large_live {
             self.release_large_since(start.large_live, self.depth);
         }
-        self.depth -= 1;
+        self.depth = start.depth;
         if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
             self.release_spare_slabs(self.config.retain_bytes);
-        }
-    }
-
-    /// The address `checkpoint` names if it lies in the current slab, else 0
-    /// (never a bump pointer, which is at least 1).
-    #[inline(always)]
-    fn checkpoint_addr(&self, checkpoint: Checkpoint) -> usize {
-        match self.slabs.get(self.cur) {
-            Some(slab) if checkpoint.slab == self.cur => slab.start_addr() + checkpoint.offset,
-            _ => 0,
         }
     }
 
@@ -480,7 +489,7 @@ impl Arena {
             return false;
         };
         let addr = ptr.as_ptr().addr();
-        let floor_addr = if floor.slab == self.cur { slab.start_addr() + floor.offset } else { slab.start_addr() };
+        let floor_addr = if floor.slab == self.cur { floor.addr } else { slab.start_addr() };
         floor.slab <= self.cur && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
     }
 
