@@ -93,7 +93,99 @@ fn steady_state() {
     println!("  10,000 iterations: {} system allocations after the first", after - warm);
 }
 
+/// Resident set size, from `/proc/self/statm`.
+fn rss_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    pages * 4096.0 / (1 << 20) as f64
+}
+
+/// Minor page faults of this process so far.
+fn minor_faults() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is valid for writes of one `rusage`; on failure it stays zeroed.
+    unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init().ru_minflt as u64
+    }
+}
+
+/// One NumSharp #613 round: 100 arrays of 1,000,000 f64 (8 MiB each),
+/// zero-filled and written, then every reference dropped.
+const ARRAYS: usize = 100;
+const ELEMENTS: usize = 1_000_000;
+
+fn write_all(a: &mut [f64], round: usize) {
+    a.iter_mut().step_by(512).for_each(|x| *x = round as f64);
+    black_box(&a[..]);
+}
+
+struct LoopFigures {
+    ms_per_round: f64,
+    faults_per_round: f64,
+    rss_after_loop: f64,
+    rss_after_trim: f64,
+}
+
+fn numsharp_loop(rounds: usize, mut round: impl FnMut(usize), trim: impl FnOnce()) -> LoopFigures {
+    round(0);
+    let faults = minor_faults();
+    let mut times: Vec<f64> = (1..=rounds)
+        .map(|r| {
+            let start = Instant::now();
+            round(r);
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let faults_per_round = (minor_faults() - faults) as f64 / rounds as f64;
+    times.sort_by(f64::total_cmp);
+    let rss_after_loop = rss_mib();
+    trim();
+    LoopFigures { ms_per_round: times[rounds / 2], faults_per_round, rss_after_loop, rss_after_trim: rss_mib() }
+}
+
+fn numsharp() {
+    println!("NumSharp #613: {ARRAYS} arrays of {ELEMENTS} f64 (8 MiB each) per round, all dropped at its end");
+    println!("  (NumSharp on .NET: 519 MiB still committed after GC.Collect(); NumPy: flat)");
+    let baseline = rss_mib();
+    let vec = numsharp_loop(
+        10,
+        |r| {
+            let mut arrays: Vec<Vec<f64>> = (0..ARRAYS).map(|_| vec![0.0; ELEMENTS]).collect();
+            arrays.iter_mut().for_each(|a| write_all(a, r));
+        },
+        || {},
+    );
+    let arena_round = |r| {
+        arena::scope(|s| {
+            let mut arrays: Vec<_> = (0..ARRAYS).map(|_| s.zeroed::<f64>(ELEMENTS)).collect();
+            arrays.iter_mut().for_each(|a| write_all(a, r));
+        })
+    };
+    let default_budget = numsharp_loop(10, arena_round, arena::trim);
+    arena::configure(arena::Config { large_retain_bytes: 1 << 30, ..arena::Config::DEFAULT });
+    let big_budget = numsharp_loop(10, arena_round, arena::trim);
+    arena::configure(arena::Config::DEFAULT);
+    println!("  baseline RSS {baseline:.0} MiB");
+    println!(
+        "  {:<34} {:>10} {:>14} {:>15} {:>15}",
+        "", "ms/round", "faults/round", "RSS after loop", "RSS after trim"
+    );
+    for (name, f) in [
+        ("Vec (glibc malloc)", &vec),
+        ("arena, default 256 MiB cache", &default_budget),
+        ("arena, 1 GiB cache (fits a round)", &big_budget),
+    ] {
+        println!(
+            "  {name:<34} {:>10.1} {:>14.0} {:>11.0} MiB {:>11.0} MiB",
+            f.ms_per_round, f.faults_per_round, f.rss_after_loop, f.rss_after_trim
+        );
+    }
+}
+
 fn main() {
+    numsharp();
+    println!();
     small_allocations();
     println!();
     scope_cost();
