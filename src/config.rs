@@ -53,6 +53,12 @@ pub struct Config {
     /// Requests made to the OS for every new large mapping (huge pages,
     /// pre-faulting, locking). Default: none.
     pub map_options: MapOptions,
+    /// Take spare slabs and large blocks from the process-wide pool before
+    /// asking the OS, start the first slab at the size other threads grew to,
+    /// and give this arena's memory to the pool when it is dropped (thread
+    /// exit). Default true; turn it off for an arena whose counters must
+    /// reflect only its own traffic.
+    pub use_pool: bool,
 }
 
 impl Config {
@@ -66,6 +72,7 @@ impl Config {
         large_retain_bytes: 256 * 1024 * 1024,
         return_mode: ReturnMode::DontNeed,
         map_options: MapOptions { huge_pages: false, populate: false, lock: false },
+        use_pool: true,
     };
 
     /// This configuration with slab sizes clamped to the documented ranges.

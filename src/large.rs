@@ -80,6 +80,10 @@ pub(crate) enum MapError {
     Lock(Option<i32>),
 }
 
+// SAFETY: a block owns its mapping exclusively (`ptr` points into it); moving
+// it to another thread (through the process-wide pool) moves that ownership.
+unsafe impl Send for LargeBlock {}
+
 impl LargeBlock {
     /// A fresh mapping of `len` bytes (a size class). Returns the block and
     /// whether a huge-page request was refused.
@@ -229,6 +233,12 @@ impl LargeBlockCache {
         for block in evicted {
             self.put(block, retain_bytes, mode, os);
         }
+    }
+
+    /// Takes every resident cached block out (to give to the process-wide pool).
+    pub(crate) fn drain_warm(&mut self) -> Vec<LargeBlock> {
+        self.warm_bytes = 0;
+        self.classes.iter_mut().flat_map(|c| c.warm.drain(..)).collect()
     }
 
     /// Unmaps every cached block.

@@ -35,6 +35,9 @@
 //! - `&Scope` implements [`allocator_api2::alloc::Allocator`], so any
 //!   collection or kernel generic over that trait can put its intermediates
 //!   in the caller's scope.
+//! - [`kernels`]: numeric kernels (elementwise, reductions, cast, concat
+//!   with NumPy's dtype promotion, matmul) generic over that trait, parallel
+//!   with rayon for long inputs.
 //! - An outer scope's handle stays usable inside an inner scope; such
 //!   allocations go to side blocks owned by the outer scope, so the inner
 //!   scope's exit cannot free them.
@@ -46,22 +49,37 @@
 //! Zero-sized types are supported like in `Vec`: they take no memory.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// Under `--cfg loom` the shared-state types are re-exported for the models only.
+#![cfg_attr(loom, allow(missing_docs, private_interfaces, dead_code))]
 
 mod arena;
 mod array;
 mod bump;
 mod config;
 mod error;
+pub mod kernels;
 mod large;
+mod pool;
 mod scope;
 mod side;
 mod slab;
 mod stats;
+mod sync;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
 pub use array::{ScopedArray, ScopedBox, ScopedVec};
 pub use config::Config;
 pub use large::{MapOptions, ReturnMode};
+pub use pool::{configure_pool, global_stats, trim_pool};
 pub use scope::{Scope, config, configure, scope, stats, trim};
-pub use stats::Stats;
+
+/// The shared-state types, for the loom models in `tests/loom.rs` only.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_support {
+    pub use crate::pool::{CounterDelta, GlobalCounters, SlabPool};
+    pub use crate::slab::Slab;
+    pub use crate::sync::ReleaseFlag;
+}
+pub use stats::{GlobalStats, Stats};

@@ -12,15 +12,19 @@ pub(crate) const PAGE_BYTES: usize = 4096;
 /// Invariants: `start` is aligned to [`PAGE_BYTES`] and valid for reads and
 /// writes of `len` bytes for as long as the `Slab` exists; `len` is a
 /// non-zero multiple of [`PAGE_BYTES`]. The bytes are not initialized.
-pub(crate) struct Slab {
+pub struct Slab {
     start: NonNull<u8>,
     len: usize,
 }
 
+// SAFETY: a slab owns its region exclusively; moving it to another thread
+// (through the process-wide pool) moves that ownership.
+unsafe impl Send for Slab {}
+
 impl Slab {
     /// Asks the system allocator for `len` bytes (rounded up to whole pages);
     /// `None` if `len` is zero, too large for a `Layout`, or refused.
-    pub(crate) fn allocate(len: usize) -> Option<Slab> {
+    pub fn allocate(len: usize) -> Option<Slab> {
         let len = crate::bump::align_up(len, PAGE_BYTES)?;
         if len == 0 {
             return None;
@@ -49,7 +53,7 @@ impl Slab {
     }
 
     #[inline(always)]
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len
     }
 }

@@ -50,3 +50,38 @@ impl Stats {
         if total == 0 { 0.0 } else { self.large_cache_hits as f64 / total as f64 }
     }
 }
+
+/// Process-wide figures, from [`global_stats`](crate::global_stats): the
+/// shared pool of spare memory, and counters summed over every arena of the
+/// process, live or dropped.
+///
+/// Each arena adds its counts on its slow paths (a new slab, a mapping, the
+/// exit of a scope that allocated, its drop), so the totals may lag a live
+/// thread's latest cheap operations, never its memory traffic.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GlobalStats {
+    /// Bytes of spare slabs and large blocks the pool holds.
+    pub pool_bytes: usize,
+    /// Spare slabs in the pool.
+    pub pool_slabs: usize,
+    /// Spare large blocks in the pool.
+    pub pool_large_blocks: usize,
+    /// The pool's budget (see [`configure_pool`](crate::configure_pool)).
+    pub pool_budget_bytes: usize,
+    /// Requests for a slab or large block that the pool served.
+    pub pool_hits: u64,
+    /// Requests the pool could not serve (the OS was asked).
+    pub pool_misses: u64,
+    /// Arenas dropped so far (thread exits, dropped owned arenas).
+    pub arenas_dropped: u64,
+    /// Calls to the system allocator, all arenas.
+    pub system_allocations: u64,
+    /// Regions returned to the system allocator, all arenas and the pool.
+    pub system_deallocations: u64,
+    /// `mmap` calls, all arenas.
+    pub mmaps: u64,
+    /// `munmap` calls, all arenas and the pool.
+    pub munmaps: u64,
+    /// Scopes opened, all arenas.
+    pub scopes_opened: u64,
+}

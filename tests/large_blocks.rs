@@ -8,8 +8,15 @@ use allocator_api2::alloc::Allocator;
 
 const MIB: usize = 1 << 20;
 
+/// Keeps this test thread's arena out of the process-wide pool, so that its
+/// counters show only its own traffic (other tests' threads donate memory).
+fn isolated() {
+    arena::configure(arena::Config { use_pool: false, ..arena::Config::DEFAULT });
+}
+
 #[test]
 fn requests_above_the_threshold_get_their_own_mapping() {
+    isolated();
     arena::scope(|s| {
         let small = s.zeroed::<u8>(MIB - 1);
         let large = s.zeroed::<u8>(MIB);
@@ -25,6 +32,7 @@ fn requests_above_the_threshold_get_their_own_mapping() {
 
 #[test]
 fn released_blocks_are_reused_without_a_new_mapping() {
+    isolated();
     let first = arena::scope(|s| s.zeroed::<f64>(MIB).as_ptr().addr());
     let mmaps = arena::stats().mmaps;
     for _ in 0..10 {
@@ -39,6 +47,7 @@ fn released_blocks_are_reused_without_a_new_mapping() {
 
 #[test]
 fn reused_block_is_zeroed_again() {
+    isolated();
     arena::scope(|s| s.filled(2 * MIB, 0xEE_u8).len());
     arena::scope(|s| {
         let again = s.zeroed::<u8>(2 * MIB);
@@ -49,6 +58,7 @@ fn reused_block_is_zeroed_again() {
 
 #[test]
 fn dropping_a_large_array_returns_its_block_at_once() {
+    isolated();
     arena::scope(|s| {
         let a = s.filled(4 * MIB, 1_u8);
         let addr = a.as_ptr().addr();
@@ -63,6 +73,7 @@ fn dropping_a_large_array_returns_its_block_at_once() {
 
 #[test]
 fn large_array_dropped_on_another_thread_is_reclaimed_by_the_owner() {
+    isolated();
     arena::scope(|s| {
         let a = s.filled(4 * MIB, 1_u8);
         let addr = a.as_ptr().addr();
@@ -79,6 +90,7 @@ fn large_array_dropped_on_another_thread_is_reclaimed_by_the_owner() {
 
 #[test]
 fn outer_large_allocation_inside_inner_scope_survives_the_inner_exit() {
+    isolated();
     arena::scope(|outer| {
         let kept = outer.scope(|inner| {
             let _own = inner.filled(2 * MIB, 9_u8);
@@ -96,6 +108,7 @@ fn outer_large_allocation_inside_inner_scope_survives_the_inner_exit() {
 
 #[test]
 fn panic_releases_large_blocks() {
+    isolated();
     let before = arena::stats();
     let outcome = std::panic::catch_unwind(|| {
         arena::scope(|s| {
@@ -114,6 +127,7 @@ fn panic_releases_large_blocks() {
 
 #[test]
 fn vec_growing_through_large_sizes_releases_the_blocks_it_leaves() {
+    isolated();
     arena::scope(|s| {
         let mut v = s.vec::<u64>();
         for i in 0..2_000_000 {
@@ -131,6 +145,7 @@ fn vec_growing_through_large_sizes_releases_the_blocks_it_leaves() {
 
 #[test]
 fn allocator_api_releases_large_blocks_on_deallocate() {
+    isolated();
     let layout = Layout::from_size_align(6 * MIB, 64).unwrap();
     arena::scope(|s| {
         let p = s.allocate(layout).unwrap();
@@ -143,7 +158,7 @@ fn allocator_api_releases_large_blocks_on_deallocate() {
 
 #[test]
 fn burst_beyond_the_budget_leaves_at_most_the_budget_cached() {
-    arena::configure(arena::Config { large_retain_bytes: 16 * MIB, ..arena::Config::DEFAULT });
+    arena::configure(arena::Config { large_retain_bytes: 16 * MIB, use_pool: false, ..arena::Config::DEFAULT });
     arena::scope(|s| {
         let arrays: Vec<_> = (0..10).map(|_| s.zeroed::<u8>(4 * MIB)).collect();
         assert_eq!(arena::stats().large_live_bytes, 40 * MIB);
@@ -165,6 +180,7 @@ fn unmap_mode_returns_the_excess_with_munmap() {
     arena::configure(arena::Config {
         large_retain_bytes: 0,
         return_mode: arena::ReturnMode::Unmap,
+        use_pool: false,
         ..arena::Config::DEFAULT
     });
     arena::scope(|s| drop(s.zeroed::<u8>(2 * MIB)));
@@ -175,6 +191,7 @@ fn unmap_mode_returns_the_excess_with_munmap() {
 
 #[test]
 fn impossible_mapping_is_an_alloc_error() {
+    isolated();
     arena::scope(|s| {
         assert!(s.try_zeroed::<u8>(isize::MAX as usize / 2).is_err());
         assert!(s.try_filled(1 << 60, 0_u8).is_err());
@@ -186,7 +203,7 @@ fn impossible_mapping_is_an_alloc_error() {
 
 #[test]
 fn threshold_is_configurable() {
-    arena::configure(arena::Config { large_threshold_bytes: 64 * 1024, ..arena::Config::DEFAULT });
+    arena::configure(arena::Config { large_threshold_bytes: 64 * 1024, use_pool: false, ..arena::Config::DEFAULT });
     arena::scope(|s| {
         assert!(s.zeroed::<u8>(64 * 1024).is_large_block());
         assert!(!s.zeroed::<u8>(64 * 1024 - 1).is_large_block());
@@ -197,6 +214,7 @@ fn threshold_is_configurable() {
 fn huge_page_and_populate_options_map_and_count_refusals() {
     arena::configure(arena::Config {
         map_options: arena::MapOptions { huge_pages: true, populate: true, lock: false },
+        use_pool: false,
         ..arena::Config::DEFAULT
     });
     arena::scope(|s| {

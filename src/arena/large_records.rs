@@ -4,13 +4,13 @@
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use allocator_api2::alloc::AllocError;
 
 use super::Arena;
 use crate::large::{LargeBlock, MapError, size_class};
 use crate::slab::PAGE_BYTES;
+use crate::sync::ReleaseFlag;
 
 /// The record of one large block handed out by an arena.
 ///
@@ -35,7 +35,7 @@ pub(crate) struct LargeRecord {
     /// Identifies the thread that owns the arena (see `scope::thread_token`).
     owner_token: usize,
     /// Set by a drop on a foreign thread: the block is no longer used.
-    released: AtomicBool,
+    released: ReleaseFlag,
 }
 
 /// A handle to a live large block, held by the array that uses it.
@@ -85,18 +85,22 @@ impl Arena {
             }
             None => {
                 self.large_misses += 1;
-                self.map_large(class)?
+                match self.pool().and_then(|(pool, _)| pool.take_block(class)) {
+                    Some(block) => block,
+                    None => self.map_large(class)?,
+                }
             }
         };
+        // Bookkeeping, like the arena's own vectors: not counted as a system
+        // allocation (those count memory handed out), and reused in steady state.
         let record = self.spare_records.pop().unwrap_or_else(|| {
-            self.system_allocations += 1;
             NonNull::from(Box::leak(Box::new(LargeRecord {
                 block: UnsafeCell::new(None),
                 requested: 0,
                 depth: 0,
                 arena: None,
                 owner_token: 0,
-                released: AtomicBool::new(false),
+                released: ReleaseFlag::new(),
             })))
         });
         let (ptr, zeroed) = (block.ptr(), block.zeroed);
@@ -111,11 +115,12 @@ impl Arena {
                 depth: owner.depth,
                 arena: owner.arena,
                 owner_token: owner.token,
-                released: AtomicBool::new(false),
+                released: ReleaseFlag::new(),
             };
         }
         self.large_live.push(record);
         self.refresh_end();
+        self.publish();
         Ok(LargeAllocation { ptr, handle: LargeHandle(record), zeroed })
     }
 
@@ -158,9 +163,9 @@ impl Arena {
     fn reclaim_released_large(&mut self) {
         for i in 0..self.large_live.len() {
             let record = self.large_live[i];
-            // SAFETY: live records are valid; `Acquire` pairs with the foreign
-            // drop's `Release`, so its last use of the memory happens before reuse.
-            if unsafe { record.as_ref() }.released.load(Ordering::Acquire) {
+            // SAFETY: live records are valid. A set flag means the foreign
+            // drop's last use of the memory happened before this load.
+            if unsafe { record.as_ref() }.released.is_released() {
                 self.release_record_block(record);
             }
         }
@@ -237,7 +242,7 @@ impl Arena {
                 // arena outlives its scopes' records.
                 unsafe { (*arena.as_ptr()).release_record_block(handle.0) }
             }
-            _ => record.released.store(true, Ordering::Release),
+            _ => record.released.mark_released(),
         }
     }
 

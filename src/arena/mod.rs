@@ -15,6 +15,7 @@ use crate::bump::{self, bump_up};
 use crate::config::Config;
 use crate::error::Failure;
 use crate::large::{LargeBlockCache, MapError, OsCounters};
+use crate::pool::{self, CounterDelta};
 use crate::side::{SIDE_CHUNK_BYTES, SideBlocks};
 use crate::slab::{PAGE_BYTES, Slab};
 use crate::stats::Stats;
@@ -104,13 +105,34 @@ pub struct Arena {
     os: OsCounters,
     /// Why the last failed mapping failed, for panic messages.
     last_map_error: Option<MapError>,
+    /// Counts already added to the process-wide counters.
+    published: CounterDelta,
 }
 
 impl Drop for Arena {
+    /// Gives the arena's memory to the process-wide pool (up to its budget),
+    /// where the next new thread finds it; the rest goes back to the OS.
     fn drop(&mut self) {
         // No scope is open (a scope borrows the arena), so every record can go.
         self.release_large_since(0, 0);
         self.free_spare_records();
+        if let Some((pool, counters)) = self.pool() {
+            pool.note_slab_size(self.next_slab_bytes);
+            for slab in std::mem::take(&mut self.slabs) {
+                self.slab_bytes -= slab.len();
+                if pool.give_slab(slab).is_some() {
+                    self.system_deallocations += 1;
+                }
+            }
+            for block in self.large_cache.drain_warm() {
+                if pool.give_block(block).is_some() {
+                    self.os.munmaps += 1;
+                }
+            }
+            self.large_cache.clear(&mut self.os);
+            counters.arenas_dropped.fetch_add(1, crate::sync::Ordering::Relaxed);
+        }
+        self.publish();
     }
 }
 
@@ -166,6 +188,13 @@ impl Arena {
             large_misses: 0,
             os: OsCounters::new(),
             last_map_error: None,
+            published: CounterDelta {
+                system_allocations: 0,
+                system_deallocations: 0,
+                mmaps: 0,
+                munmaps: 0,
+                scopes_opened: 0,
+            },
         }
     }
 
@@ -182,6 +211,34 @@ impl Arena {
         self.next_slab_bytes = self.next_slab_bytes.clamp(self.config.first_slab_bytes, self.config.max_slab_bytes);
         self.large_cache.enforce_budget(self.config.large_retain_bytes, self.config.return_mode, &mut self.os);
         self.refresh_end();
+        self.publish();
+    }
+
+    /// The process-wide pool and counters, if this arena uses the pool.
+    pub(crate) fn pool(&self) -> Option<&'static (pool::SlabPool, pool::GlobalCounters)> {
+        pool::global().filter(|_| self.config.use_pool)
+    }
+
+    /// Adds the counts since the last call to the process-wide counters. Called
+    /// on slow paths only, so the hot path never touches shared memory.
+    fn publish(&mut self) {
+        let Some((_, counters)) = pool::global() else { return };
+        let now = CounterDelta {
+            system_allocations: self.system_allocations,
+            system_deallocations: self.system_deallocations,
+            mmaps: self.os.mmaps,
+            munmaps: self.os.munmaps,
+            scopes_opened: self.scopes_opened,
+        };
+        let before = self.published;
+        counters.add(&CounterDelta {
+            system_allocations: now.system_allocations - before.system_allocations,
+            system_deallocations: now.system_deallocations - before.system_deallocations,
+            mmaps: now.mmaps - before.mmaps,
+            munmaps: now.munmaps - before.munmaps,
+            scopes_opened: now.scopes_opened - before.scopes_opened,
+        });
+        self.published = now;
     }
 
     /// Allocates `layout.size()` bytes aligned to `layout.align()`.
@@ -259,12 +316,7 @@ impl Arena {
             // Slabs after `cur` are all free, so their order is free to change.
             Some(offset) => self.slabs.swap(index, index + offset),
             None => {
-                let bytes = bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES).ok_or(AllocError)?;
-                let slab = Slab::allocate(bytes).ok_or(AllocError)?;
-                if slab.len() == self.next_slab_bytes {
-                    self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, self.config.max_slab_bytes);
-                }
-                self.system_allocations += 1;
+                let slab = self.new_slab(size)?;
                 self.slab_bytes += slab.len();
                 self.slabs.insert(index, slab);
             }
@@ -274,6 +326,35 @@ impl Arena {
         self.ptr = self.slabs[index].start().as_ptr();
         self.refresh_end();
         Ok(())
+    }
+
+    /// A slab for a request of `size` bytes: from the process-wide pool if it
+    /// has one, else from the system allocator. A new arena's first slab starts
+    /// at the size other threads' arenas grew to (warm start).
+    fn new_slab(&mut self, size: usize) -> Result<Slab, AllocError> {
+        let global = self.pool();
+        if let Some((pool, _)) = global
+            && self.slabs.is_empty()
+            && self.system_allocations == 0
+        {
+            let warm = pool.warm_slab_bytes().min(self.config.max_slab_bytes);
+            self.next_slab_bytes = self.next_slab_bytes.max(warm);
+        }
+        let bytes = bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES).ok_or(AllocError)?;
+        let pooled = global.and_then(|(pool, _)| pool.take_slab(bytes));
+        let slab = match pooled {
+            Some(slab) => slab,
+            None => {
+                let slab = Slab::allocate(bytes).ok_or(AllocError)?;
+                self.system_allocations += 1;
+                slab
+            }
+        };
+        if slab.len() == self.next_slab_bytes {
+            self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, self.config.max_slab_bytes);
+        }
+        self.publish();
+        Ok(slab)
     }
 
     /// Recomputes `end` from the current slab and the byte limit.
@@ -363,6 +444,7 @@ impl Arena {
         if self.large_live.is_empty() {
             self.free_spare_records();
         }
+        self.publish();
     }
 
     /// Frees spare slabs until at most `keep_bytes` of slabs remain (or no
@@ -478,6 +560,7 @@ impl Arena {
         if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
             self.release_spare_slabs(self.config.retain_bytes);
         }
+        self.publish();
     }
 
     /// Whether the `size` bytes at `ptr` are the most recent allocation and lie
@@ -632,7 +715,7 @@ mod tests {
 
     #[test]
     fn slabs_grow_geometrically_up_to_the_cap() {
-        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, ..Config::DEFAULT };
+        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, use_pool: false, ..Config::DEFAULT };
         let mut arena = Arena::with_config(config);
         for _ in 0..40 {
             arena.alloc(layout(4096, 4096)).unwrap();
@@ -644,7 +727,7 @@ mod tests {
 
     #[test]
     fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
-        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, ..Config::DEFAULT };
+        let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, use_pool: false, ..Config::DEFAULT };
         let mut arena = Arena::with_config(config);
         arena.alloc(layout(1_000_000, 8)).unwrap();
         assert_eq!(arena.stats().reserved_bytes, 1_003_520);
@@ -676,7 +759,7 @@ mod tests {
 
     #[test]
     fn trim_returns_spare_slabs_but_keeps_live_ones() {
-        let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, ..Config::DEFAULT });
+        let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT });
         let live = arena.alloc(layout(100, 8)).unwrap();
         // SAFETY: `live` points to 100 writable bytes of this arena.
         unsafe { live.as_ptr().write_bytes(0xAB, 100) };

@@ -1,0 +1,65 @@
+//! `concat`: several slices of one element type, one after another.
+
+use allocator_api2::alloc::Allocator;
+use allocator_api2::vec::Vec;
+
+use super::output::{check_len, checked_total, vec_filled_in, vec_with_capacity_in};
+use super::parallel::copy;
+
+/// The total length of `parts`.
+#[track_caller]
+fn total_len<T>(kernel: &str, parts: &[&[T]]) -> usize {
+    parts.iter().fold(0, |total, part| checked_total(kernel, total, part.len()))
+}
+
+/// The elements of `parts`, one part after another, in a new vector from `alloc`.
+///
+/// The output is reserved once; each part is then copied with `memcpy`
+/// (long parts in parallel chunks).
+///
+/// ```
+/// arena::scope(|s| {
+///     let a = s.from_slice(&[1_u16, 2]);
+///     let joined = arena::kernels::concat_in(&[&a, &[3, 4], &[]], s);
+///     assert_eq!(joined[..], [1, 2, 3, 4]);
+/// });
+/// ```
+///
+/// # Panics
+/// If the total length overflows `usize`, or if `alloc` cannot provide the output.
+#[track_caller]
+pub fn concat_in<T: Copy + Send + Sync, A: Allocator>(parts: &[&[T]], alloc: A) -> Vec<T, A> {
+    let total = total_len("concat_in", parts);
+    // `allocator_api2`'s `extend_from_slice` pushes element by element; a
+    // fill followed by `copy_from_slice` is several times faster. Any element
+    // serves as the filler, so `T` needs no `Default`.
+    let Some(filler) = parts.iter().find_map(|part| part.first().copied()) else {
+        return vec_with_capacity_in("concat_in", 0, alloc);
+    };
+    let mut out = vec_filled_in("concat_in", total, filler, alloc);
+    copy_parts(parts, &mut out);
+    out
+}
+
+/// Copies `parts`, one after another, into `out`; long parts are copied in
+/// parallel chunks.
+///
+/// # Panics
+/// If `out`'s length is not the total length of `parts` (the message names
+/// both), or if that total overflows `usize`.
+#[track_caller]
+pub fn concat_into<T: Copy + Send + Sync>(parts: &[&[T]], out: &mut [T]) {
+    let total = total_len("concat_into", parts);
+    check_len("concat_into", "`out`", out.len(), "`parts` together", total);
+    copy_parts(parts, out);
+}
+
+/// Copies `parts` one after another into `out`, exactly as long as all of them.
+fn copy_parts<T: Copy + Send + Sync>(parts: &[&[T]], out: &mut [T]) {
+    let mut rest = out;
+    for part in parts {
+        let (head, tail) = rest.split_at_mut(part.len());
+        copy(part, head);
+        rest = tail;
+    }
+}

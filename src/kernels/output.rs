@@ -1,0 +1,81 @@
+//! Output buffers and length checks shared by the kernels.
+//!
+//! Every output vector is reserved exactly once with `try_reserve_exact`, so
+//! `allocator_api2`'s growth paths, which abort the process on failure, are
+//! never reached: a refused allocation becomes a panic with the sizes in it.
+
+use allocator_api2::alloc::Allocator;
+use allocator_api2::collections::TryReserveErrorKind;
+use allocator_api2::vec::Vec;
+
+/// An empty vector in `alloc` with room for exactly `len` elements.
+///
+/// # Panics
+/// If the size overflows or `alloc` refuses the memory, naming `kernel`.
+#[track_caller]
+pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
+    let mut out = Vec::new_in(alloc);
+    if let Err(error) = out.try_reserve_exact(len) {
+        allocation_failed::<T>(kernel, len, error.kind());
+    }
+    out
+}
+
+/// A vector in `alloc` of `len` copies of `value`, allocated once.
+///
+/// # Panics
+/// As [`vec_with_capacity_in`].
+#[track_caller]
+pub(crate) fn vec_filled_in<T: Clone, A: Allocator>(kernel: &str, len: usize, value: T, alloc: A) -> Vec<T, A> {
+    let mut out = vec_with_capacity_in(kernel, len, alloc);
+    // The capacity is already `len`: `resize` does not grow.
+    out.resize(len, value);
+    out
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn allocation_failed<T>(kernel: &str, len: usize, kind: TryReserveErrorKind) -> ! {
+    let elem_bytes = size_of::<T>();
+    let type_name = std::any::type_name::<T>();
+    match kind {
+        TryReserveErrorKind::CapacityOverflow => panic!(
+            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
+             the size overflows isize"
+        ),
+        TryReserveErrorKind::AllocError { layout, .. } => panic!(
+            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
+             the allocator refused {} bytes",
+            layout.size()
+        ),
+    }
+}
+
+/// Panics unless `actual == expected`, naming both lengths.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn check_len(kernel: &str, what: &str, actual: usize, reference: &str, expected: usize) {
+    if actual != expected {
+        length_mismatch(kernel, what, actual, reference, expected);
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn length_mismatch(kernel: &str, what: &str, actual: usize, reference: &str, expected: usize) -> ! {
+    panic!("arena::kernels::{kernel}: {what} has {actual} elements but {reference} has {expected}")
+}
+
+/// `x + y`, or a panic naming `kernel` and both numbers.
+#[track_caller]
+pub(crate) fn checked_total(kernel: &str, x: usize, y: usize) -> usize {
+    x.checked_add(y).unwrap_or_else(|| panic!("arena::kernels::{kernel}: the total length {x} + {y} overflows usize"))
+}
+
+/// `x * y`, or a panic naming `kernel`, what is multiplied and both numbers.
+#[track_caller]
+pub(crate) fn checked_product(kernel: &str, what: &str, x: usize, y: usize) -> usize {
+    x.checked_mul(y).unwrap_or_else(|| panic!("arena::kernels::{kernel}: {what} = {x} * {y} overflows usize"))
+}

@@ -1,0 +1,124 @@
+//! When the kernels go parallel, and the chunked drivers that do it.
+//!
+//! Below [`PARALLEL_THRESHOLD`] elements a kernel runs on the calling thread;
+//! from there on it splits its slices into chunks of [`CHUNK_LEN`] elements
+//! and hands them to rayon. Elementwise results do not depend on the split,
+//! so they are identical either way.
+
+use rayon::prelude::*;
+
+/// Inputs of at least this many elements are processed in parallel with
+/// rayon (elementwise kernels, reductions, casts and concatenations); shorter
+/// ones run on the calling thread, where spawning would cost more than it saves.
+pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+
+/// Elements per rayon task in the elementwise drivers.
+pub(crate) const CHUNK_LEN: usize = 1 << 14;
+
+/// Whether a kernel over `len` elements runs in parallel.
+#[inline(always)]
+pub(crate) fn is_parallel(len: usize) -> bool {
+    len >= PARALLEL_THRESHOLD
+}
+
+/// `out[i] = f(x[i])`. The lengths are equal (checked by the caller).
+#[inline]
+pub(crate) fn fill_unary<X, U, F>(x: &[X], out: &mut [U], f: &F)
+where
+    X: Copy + Sync,
+    U: Send,
+    F: Fn(X) -> U + Sync,
+{
+    debug_assert_eq!(x.len(), out.len());
+    let serial = |x: &[X], out: &mut [U]| {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = f(v);
+        }
+    };
+    if is_parallel(out.len()) {
+        out.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(out, x)| serial(x, out));
+    } else {
+        serial(x, out);
+    }
+}
+
+/// `out[i] = f(x[i], y[i])`. The lengths are equal (checked by the caller).
+#[inline]
+pub(crate) fn fill_binary<X, Y, U, F>(x: &[X], y: &[Y], out: &mut [U], f: &F)
+where
+    X: Copy + Sync,
+    Y: Copy + Sync,
+    U: Send,
+    F: Fn(X, Y) -> U + Sync,
+{
+    debug_assert!(x.len() == out.len() && y.len() == out.len());
+    let serial = |x: &[X], y: &[Y], out: &mut [U]| {
+        for ((o, &u), &v) in out.iter_mut().zip(x).zip(y) {
+            *o = f(u, v);
+        }
+    };
+    if is_parallel(out.len()) {
+        out.par_chunks_mut(CHUNK_LEN)
+            .zip(x.par_chunks(CHUNK_LEN))
+            .zip(y.par_chunks(CHUNK_LEN))
+            .for_each(|((out, x), y)| serial(x, y, out));
+    } else {
+        serial(x, y, out);
+    }
+}
+
+/// `out[i] = f(x[i], y[i], z[i])`. The lengths are equal (checked by the caller).
+#[inline]
+pub(crate) fn fill_ternary<T, U, F>(x: &[T], y: &[T], z: &[T], out: &mut [U], f: &F)
+where
+    T: Copy + Sync,
+    U: Send,
+    F: Fn(T, T, T) -> U + Sync,
+{
+    debug_assert!(x.len() == out.len() && y.len() == out.len() && z.len() == out.len());
+    let serial = |x: &[T], y: &[T], z: &[T], out: &mut [U]| {
+        for (((o, &u), &v), &w) in out.iter_mut().zip(x).zip(y).zip(z) {
+            *o = f(u, v, w);
+        }
+    };
+    if is_parallel(out.len()) {
+        out.par_chunks_mut(CHUNK_LEN)
+            .zip(x.par_chunks(CHUNK_LEN))
+            .zip(y.par_chunks(CHUNK_LEN))
+            .zip(z.par_chunks(CHUNK_LEN))
+            .for_each(|(((out, x), y), z)| serial(x, y, z, out));
+    } else {
+        serial(x, y, z, out);
+    }
+}
+
+/// `y[i] = f(y[i], x[i])`, in place. The lengths are equal (checked by the caller).
+#[inline]
+pub(crate) fn update_binary<T, X, F>(y: &mut [T], x: &[X], f: &F)
+where
+    T: Copy + Send,
+    X: Copy + Sync,
+    F: Fn(T, X) -> T + Sync,
+{
+    debug_assert_eq!(x.len(), y.len());
+    let serial = |y: &mut [T], x: &[X]| {
+        for (t, &v) in y.iter_mut().zip(x) {
+            *t = f(*t, v);
+        }
+    };
+    if is_parallel(y.len()) {
+        y.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(y, x)| serial(y, x));
+    } else {
+        serial(y, x);
+    }
+}
+
+/// `out.copy_from_slice(x)`, in parallel chunks for long slices.
+#[inline]
+pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
+    if is_parallel(out.len()) {
+        out.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(out, x)| out.copy_from_slice(x));
+    } else {
+        out.copy_from_slice(x);
+    }
+}

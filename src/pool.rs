@@ -1,0 +1,291 @@
+//! The process-wide pool of spare memory, and the counters summed over all
+//! threads.
+//!
+//! Each thread allocates from its own arena without synchronising. What
+//! crosses threads is rare: when a thread's arena is dropped (thread exit), its
+//! spare slabs and cached large blocks go to this pool, up to a budget, instead
+//! of back to the OS; a new thread (a fresh rayon worker) takes from the pool
+//! before asking the OS, and starts its slabs at the size the process has
+//! needed so far rather than the smallest. Every shared field sits behind the
+//! `sync` shim and is checked by the loom models in `tests/loom.rs`.
+
+use crate::large::LargeBlock;
+use crate::slab::Slab;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+/// Default bound on the bytes the pool holds.
+pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+
+/// Spare memory shared by all threads.
+///
+/// Invariant: `bytes` is the total length of the slabs and blocks held, and
+/// never exceeds the budget when an operation returns.
+pub struct SlabPool {
+    held: Mutex<Held>,
+    budget_bytes: AtomicUsize,
+    /// The largest geometric slab size an exited arena had reached.
+    warm_slab_bytes: AtomicUsize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    /// Whether the pool holds anything: lets a miss skip the lock.
+    nonempty: AtomicBool,
+}
+
+#[derive(Default)]
+struct Held {
+    slabs: Vec<Slab>,
+    blocks: Vec<LargeBlock>,
+    bytes: usize,
+}
+
+impl SlabPool {
+    pub fn new(budget_bytes: usize) -> SlabPool {
+        SlabPool {
+            held: Mutex::new(Held::default()),
+            budget_bytes: AtomicUsize::new(budget_bytes),
+            warm_slab_bytes: AtomicUsize::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            nonempty: AtomicBool::new(false),
+        }
+    }
+
+    fn held(&self) -> crate::sync::MutexGuard<'_, Held> {
+        // A panic while the lock is held cannot leave `Held` inconsistent
+        // (every update is a push/pop plus an add), so poisoning is ignored.
+        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Keeps `slab` if the budget allows; otherwise hands it back to be freed.
+    pub fn give_slab(&self, slab: Slab) -> Option<Slab> {
+        let mut held = self.held();
+        if held.bytes + slab.len() > self.budget_bytes.load(Ordering::Relaxed) {
+            return Some(slab);
+        }
+        held.bytes += slab.len();
+        held.slabs.push(slab);
+        self.nonempty.store(true, Ordering::Relaxed);
+        None
+    }
+
+    /// Keeps `block` if the budget allows; otherwise hands it back to be unmapped.
+    pub fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
+        let mut held = self.held();
+        if held.bytes + block.len() > self.budget_bytes.load(Ordering::Relaxed) {
+            return Some(block);
+        }
+        held.bytes += block.len();
+        held.blocks.push(block);
+        self.nonempty.store(true, Ordering::Relaxed);
+        None
+    }
+
+    /// The smallest held slab of at least `min_bytes`.
+    pub fn take_slab(&self, min_bytes: usize) -> Option<Slab> {
+        self.take(|held| {
+            let index = (0..held.slabs.len())
+                .filter(|&i| held.slabs[i].len() >= min_bytes)
+                .min_by_key(|&i| held.slabs[i].len())?;
+            let slab = held.slabs.swap_remove(index);
+            held.bytes -= slab.len();
+            Some(slab)
+        })
+    }
+
+    /// A held large block of exactly `class_bytes`.
+    pub fn take_block(&self, class_bytes: usize) -> Option<LargeBlock> {
+        self.take(|held| {
+            let index = held.blocks.iter().position(|b| b.len() == class_bytes)?;
+            let block = held.blocks.swap_remove(index);
+            held.bytes -= block.len();
+            Some(block)
+        })
+    }
+
+    fn take<T>(&self, pick: impl FnOnce(&mut Held) -> Option<T>) -> Option<T> {
+        let taken = if self.nonempty.load(Ordering::Relaxed) {
+            let mut held = self.held();
+            let taken = pick(&mut held);
+            self.nonempty.store(held.bytes != 0, Ordering::Relaxed);
+            taken
+        } else {
+            None
+        };
+        let counter = if taken.is_some() { &self.hits } else { &self.misses };
+        counter.fetch_add(1, Ordering::Relaxed);
+        taken
+    }
+
+    /// Records the slab size an exiting arena had grown to.
+    pub fn note_slab_size(&self, bytes: usize) {
+        self.warm_slab_bytes.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    /// The slab size the process has needed so far (0 before any arena exited).
+    pub fn warm_slab_bytes(&self) -> usize {
+        self.warm_slab_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Sets the budget and frees what exceeds it; returns the memory freed.
+    pub fn set_budget(&self, budget_bytes: usize) -> Released {
+        self.budget_bytes.store(budget_bytes, Ordering::Relaxed);
+        let mut held = self.held();
+        let mut released = Released::default();
+        while held.bytes > budget_bytes {
+            if let Some(block) = held.blocks.pop() {
+                held.bytes -= block.len();
+                released.blocks += 1;
+            } else if let Some(slab) = held.slabs.pop() {
+                held.bytes -= slab.len();
+                released.slabs += 1;
+            } else {
+                break;
+            }
+        }
+        self.nonempty.store(held.bytes != 0, Ordering::Relaxed);
+        released
+    }
+
+    /// What the pool holds now, and its hit counters.
+    pub fn snapshot(&self) -> PoolSnapshot {
+        let held = self.held();
+        PoolSnapshot {
+            bytes: held.bytes,
+            slabs: held.slabs.len(),
+            blocks: held.blocks.len(),
+            budget_bytes: self.budget_bytes.load(Ordering::Relaxed),
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Memory a pool operation gave back to the OS.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Released {
+    pub slabs: u64,
+    pub blocks: u64,
+}
+
+/// What [`SlabPool::snapshot`] reads.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSnapshot {
+    pub bytes: usize,
+    pub slabs: usize,
+    pub blocks: usize,
+    pub budget_bytes: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// Counters summed over every arena of the process, live or dropped. Arenas
+/// add their deltas on slow paths only (a new slab, a mapping, a scope exit
+/// that released memory), so the hot path never touches them.
+pub struct GlobalCounters {
+    pub system_allocations: AtomicU64,
+    pub system_deallocations: AtomicU64,
+    pub mmaps: AtomicU64,
+    pub munmaps: AtomicU64,
+    pub scopes_opened: AtomicU64,
+    pub arenas_dropped: AtomicU64,
+}
+
+impl GlobalCounters {
+    pub fn new() -> GlobalCounters {
+        GlobalCounters {
+            system_allocations: AtomicU64::new(0),
+            system_deallocations: AtomicU64::new(0),
+            mmaps: AtomicU64::new(0),
+            munmaps: AtomicU64::new(0),
+            scopes_opened: AtomicU64::new(0),
+            arenas_dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds `delta` (an arena's counts since its last publication).
+    pub fn add(&self, delta: &CounterDelta) {
+        for (counter, value) in [
+            (&self.system_allocations, delta.system_allocations),
+            (&self.system_deallocations, delta.system_deallocations),
+            (&self.mmaps, delta.mmaps),
+            (&self.munmaps, delta.munmaps),
+            (&self.scopes_opened, delta.scopes_opened),
+        ] {
+            if value != 0 {
+                counter.fetch_add(value, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Counts an arena has not yet added to the [`GlobalCounters`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CounterDelta {
+    pub system_allocations: u64,
+    pub system_deallocations: u64,
+    pub mmaps: u64,
+    pub munmaps: u64,
+    pub scopes_opened: u64,
+}
+
+/// The process-wide pool and counters. Under `cfg(loom)` there is none (loom
+/// objects cannot live in statics); the models build their own instances.
+#[cfg(not(loom))]
+pub(crate) fn global() -> Option<&'static (SlabPool, GlobalCounters)> {
+    static GLOBAL: std::sync::OnceLock<(SlabPool, GlobalCounters)> = std::sync::OnceLock::new();
+    Some(GLOBAL.get_or_init(|| (SlabPool::new(DEFAULT_POOL_BUDGET_BYTES), GlobalCounters::new())))
+}
+
+#[cfg(loom)]
+pub(crate) fn global() -> Option<&'static (SlabPool, GlobalCounters)> {
+    None
+}
+
+/// Process-wide figures: the pool and the counters of all arenas.
+///
+/// ```
+/// arena::scope(|s| drop(s.zeroed::<u8>(100)));
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(100)))).join().unwrap();
+/// let global = arena::global_stats();
+/// assert!(global.arenas_dropped >= 1);
+/// assert!(global.scopes_opened >= 1);
+/// ```
+pub fn global_stats() -> crate::GlobalStats {
+    let Some((pool, counters)) = global() else { return crate::GlobalStats::default() };
+    let held = pool.snapshot();
+    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    crate::GlobalStats {
+        pool_bytes: held.bytes,
+        pool_slabs: held.slabs,
+        pool_large_blocks: held.blocks,
+        pool_budget_bytes: held.budget_bytes,
+        pool_hits: held.hits,
+        pool_misses: held.misses,
+        arenas_dropped: load(&counters.arenas_dropped),
+        system_allocations: load(&counters.system_allocations),
+        system_deallocations: load(&counters.system_deallocations),
+        mmaps: load(&counters.mmaps),
+        munmaps: load(&counters.munmaps),
+        scopes_opened: load(&counters.scopes_opened),
+    }
+}
+
+/// Sets the bound on the bytes the process-wide pool holds (default 256
+/// MiB), returning what exceeds it to the OS now. A budget of 0 disables
+/// pooling: dropped arenas then return everything to the OS.
+pub fn configure_pool(budget_bytes: usize) {
+    if let Some((pool, counters)) = global() {
+        let released = pool.set_budget(budget_bytes);
+        counters.system_deallocations.fetch_add(released.slabs, Ordering::Relaxed);
+        counters.munmaps.fetch_add(released.blocks, Ordering::Relaxed);
+    }
+}
+
+/// Returns everything the process-wide pool holds to the OS now, keeping its budget.
+pub fn trim_pool() {
+    if let Some((pool, _)) = global() {
+        let budget = pool.snapshot().budget_bytes;
+        configure_pool(0);
+        configure_pool(budget);
+    }
+}

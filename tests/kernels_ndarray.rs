@@ -1,0 +1,68 @@
+//! `arena::kernels::ndarray`: zero-copy views of scoped arrays and kernel
+//! outputs (feature `ndarray`).
+#![cfg(feature = "ndarray")]
+
+use allocator_api2::alloc::Global;
+use arena::kernels::{self, ndarray::view, ndarray::view_mut};
+use ndarray::{Array2, ArrayView2, ArrayViewD, IxDyn, ShapeBuilder};
+
+#[test]
+fn view_of_a_scoped_array_shares_its_memory() {
+    arena::scope(|s| {
+        let a = s.from_fn(12, |i| i as f64);
+        let m: ArrayView2<f64> = view(&a, (3, 4)).unwrap();
+        assert_eq!(m.as_ptr(), a.as_ptr());
+        assert_eq!(m[[2, 1]], 9.0);
+        assert_eq!(m.column(3).to_vec(), [3.0, 7.0, 11.0]);
+    });
+}
+
+#[test]
+fn dynamic_and_column_major_shapes() {
+    arena::scope(|s| {
+        let a = s.from_fn(24, |i| i as i32);
+        let d: ArrayViewD<i32> = view(&a, IxDyn(&[2, 3, 4])).unwrap();
+        assert_eq!(d.shape(), [2, 3, 4]);
+        assert_eq!(d[[1, 2, 3]], 23);
+        let f: ArrayView2<i32> = view(&a, (4, 6).f()).unwrap();
+        assert_eq!(f[[1, 0]], 1);
+        assert_eq!(f[[0, 1]], 4);
+    });
+}
+
+#[test]
+fn view_mut_writes_through_to_the_array() {
+    arena::scope(|s| {
+        let mut a = s.zeroed::<f32>(6);
+        {
+            let mut m = view_mut(&mut a, (2, 3)).unwrap();
+            m.row_mut(1).fill(2.5);
+            m[[0, 0]] = -1.0;
+        }
+        assert_eq!(a[..], [-1.0, 0.0, 0.0, 2.5, 2.5, 2.5]);
+    });
+}
+
+#[test]
+fn a_shape_that_does_not_fit_is_an_error() {
+    arena::scope(|s| {
+        let mut a = s.zeroed::<u8>(6);
+        assert!(view(&a, (4, 2)).is_err());
+        assert!(view(&a, (2, 2)).is_err());
+        assert!(view_mut(&mut a, IxDyn(&[7])).is_err());
+    });
+}
+
+#[test]
+fn kernel_outputs_view_as_matrices_and_agree_with_ndarray() {
+    let (m, k, n) = (7, 5, 9);
+    let a: Vec<f64> = (0..m * k).map(|i| (i % 11) as f64 - 5.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| (i % 7) as f64 * 0.5).collect();
+    let expected: Array2<f64> = view(&a, (m, k)).unwrap().dot(&view(&b, (k, n)).unwrap());
+    arena::scope(|s| {
+        let c = kernels::matmul_in(&a, &b, m, k, n, s);
+        assert_eq!(view(&c, (m, n)).unwrap(), expected); // small integers: exact
+    });
+    let c = kernels::matmul_in(&a, &b, m, k, n, Global);
+    assert_eq!(view(&c, (m, n)).unwrap(), expected);
+}
