@@ -67,7 +67,7 @@ mod stats;
 mod sync;
 
 pub use allocator_api2::alloc::AllocError;
-pub use arena::{Arena, Checkpoint};
+pub use arena::{Arena, Checkpoint, DebugMode, POISON_BYTE};
 pub use array::{ScopedArray, ScopedBox, ScopedVec};
 pub use config::Config;
 pub use large::{MapOptions, ReturnMode};

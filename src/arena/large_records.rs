@@ -150,6 +150,11 @@ impl Arena {
         // on this (the owner) thread, and no other reference to it is live.
         let (taken, requested) = unsafe { ((*(*record.as_ptr()).block.get()).take(), (*record.as_ptr()).requested) };
         if let Some(mut block) = taken {
+            if self.debug_mode() == super::DebugMode::Poison {
+                // SAFETY: the block's first `requested` bytes were its owner's,
+                // who is done with them (this is its release).
+                unsafe { super::debug::poison(block.ptr(), requested) };
+            }
             block.zeroed = false;
             self.large_live_bytes -= block.len();
             self.note_high_water();

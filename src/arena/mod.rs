@@ -7,7 +7,10 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+mod debug;
 mod large_records;
+
+pub use debug::{DebugMode, POISON_BYTE};
 
 pub(crate) use large_records::{LargeHandle, LargeOwner};
 
@@ -38,6 +41,8 @@ pub struct Checkpoint {
     large_live: usize,
     /// Number of scopes open.
     depth: u32,
+    /// Number of bypass-mode allocations.
+    bypass_live: usize,
 }
 
 /// A bump allocator over a list of slabs.
@@ -107,6 +112,12 @@ pub struct Arena {
     last_map_error: Option<MapError>,
     /// Counts already added to the process-wide counters.
     published: CounterDelta,
+    /// `ARENA_DEBUG`, resolved on the first slow path.
+    debug: Option<DebugMode>,
+    /// Allocations of bypass mode, in allocation order.
+    bypass_live: Vec<debug::BypassBlock>,
+    /// Bytes of `bypass_live`.
+    bypass_in_use: usize,
 }
 
 impl Drop for Arena {
@@ -115,6 +126,7 @@ impl Drop for Arena {
     fn drop(&mut self) {
         // No scope is open (a scope borrows the arena), so every record can go.
         self.release_large_since(0, 0);
+        self.release_bypass_since(0, 0);
         self.free_spare_records();
         if let Some((pool, counters)) = self.pool() {
             pool.note_slab_size(self.next_slab_bytes);
@@ -195,6 +207,9 @@ impl Arena {
                 munmaps: 0,
                 scopes_opened: 0,
             },
+            debug: None,
+            bypass_live: Vec::new(),
+            bypass_in_use: 0,
         }
     }
 
@@ -297,6 +312,9 @@ impl Arena {
         if in_use.checked_add(size).is_none_or(|total| total > self.config.limit_bytes) {
             return Err(AllocError);
         }
+        if self.debug_mode() == DebugMode::Bypass {
+            return self.bypass_alloc(layout, self.depth);
+        }
         self.advance_to_slab_with_room(size)?;
         let placed = bump_up(self.ptr.addr(), self.end, size, align).ok_or(AllocError)?;
         self.ptr = self.ptr.with_addr(placed.end);
@@ -362,7 +380,7 @@ impl Arena {
         self.end = match self.slabs.get(self.cur) {
             None => EMPTY_END,
             Some(slab) => {
-                let elsewhere = self.used_before + self.side_in_use + self.large_in_use;
+                let elsewhere = self.used_before + self.side_in_use + self.large_in_use + self.bypass_in_use;
                 let budget = self.config.limit_bytes.saturating_sub(elsewhere);
                 slab.end_addr().min(slab.start_addr().saturating_add(budget))
             }
@@ -378,7 +396,7 @@ impl Arena {
     }
 
     fn bytes_in_use(&self) -> usize {
-        self.slab_bytes_in_use() + self.side_in_use + self.large_in_use
+        self.slab_bytes_in_use() + self.side_in_use + self.large_in_use + self.bypass_in_use
     }
 
     /// Records the current use as the high-water mark if it is one. Called
@@ -395,6 +413,7 @@ impl Arena {
             used_before: self.used_before,
             large_live: self.large_live.len(),
             depth: self.depth,
+            bypass_live: self.bypass_live.len(),
         }
     }
 
@@ -408,8 +427,12 @@ impl Arena {
     ///   from [`alloc`](Arena::alloc) since then dangles after this call.
     pub unsafe fn restore(&mut self, checkpoint: Checkpoint) {
         self.note_high_water();
+        if self.debug_mode() == DebugMode::Poison {
+            self.poison_since(&checkpoint);
+        }
         self.set_position(checkpoint);
         self.release_large_since(checkpoint.large_live.min(self.large_live.len()), 0);
+        self.release_bypass_since(checkpoint.bypass_live, 0);
     }
 
     /// Moves the bump pointer to `checkpoint`. Sound only under the contract of
@@ -537,7 +560,8 @@ impl Arena {
     pub(crate) fn exit_scope(&mut self, start: &Checkpoint) {
         let moved = self.ptr.addr() != start.addr || self.cur != start.slab;
         let retention_due = start.depth == 0 && self.slab_bytes > self.config.retain_bytes;
-        if moved || retention_due || self.large_live.len() != start.large_live {
+        let records_changed = self.large_live.len() != start.large_live || self.bypass_live.len() != start.bypass_live;
+        if moved || retention_due || records_changed {
             self.exit_scope_slow(start);
         } else {
             // A store of a known value, not a decrement: no load on the path.
@@ -551,10 +575,17 @@ impl Arena {
     fn exit_scope_slow(&mut self, start: &Checkpoint) {
         if self.ptr.addr() != start.addr || self.cur != start.slab {
             self.note_high_water();
+            if self.debug_mode() == DebugMode::Poison {
+                self.poison_since(start);
+            }
             self.set_position(*start);
         }
         if self.large_live.len() != start.large_live {
             self.release_large_since(start.large_live, self.depth);
+        }
+        if self.bypass_live.len() != start.bypass_live {
+            self.note_high_water();
+            self.release_bypass_since(start.bypass_live, self.depth);
         }
         self.depth = start.depth;
         if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
@@ -583,6 +614,10 @@ impl Arena {
         let top = size != 0 && self.is_top_above(ptr, size, floor);
         if top {
             self.note_high_water();
+            if self.debug_mode() == DebugMode::Poison {
+                // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
+                unsafe { debug::poison(ptr, size) };
+            }
             self.ptr = self.ptr.with_addr(ptr.as_ptr().addr());
         }
         top
@@ -606,6 +641,10 @@ impl Arena {
             Some(new_end) if new_end <= self.end => {
                 if new_size < old_size {
                     self.note_high_water();
+                    if self.debug_mode() == DebugMode::Poison {
+                        // SAFETY: the tail past `new_size` of the top block is being released.
+                        unsafe { debug::poison(ptr.byte_add(new_size), old_size - new_size) };
+                    }
                 }
                 self.ptr = self.ptr.with_addr(new_end);
                 true
@@ -699,6 +738,9 @@ mod tests {
 
     #[test]
     fn restore_rewinds_to_the_same_address() {
+        if crate::DebugMode::from_env() != crate::DebugMode::Off {
+            return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+        }
         let mut arena = Arena::new();
         arena.alloc(layout(10, 1)).unwrap();
         let cp = arena.checkpoint();
@@ -715,6 +757,9 @@ mod tests {
 
     #[test]
     fn slabs_grow_geometrically_up_to_the_cap() {
+        if crate::DebugMode::from_env() != crate::DebugMode::Off {
+            return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+        }
         let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, use_pool: false, ..Config::DEFAULT };
         let mut arena = Arena::with_config(config);
         for _ in 0..40 {
@@ -727,6 +772,9 @@ mod tests {
 
     #[test]
     fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
+        if crate::DebugMode::from_env() != crate::DebugMode::Off {
+            return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+        }
         let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, use_pool: false, ..Config::DEFAULT };
         let mut arena = Arena::with_config(config);
         arena.alloc(layout(1_000_000, 8)).unwrap();
@@ -759,6 +807,9 @@ mod tests {
 
     #[test]
     fn trim_returns_spare_slabs_but_keeps_live_ones() {
+        if crate::DebugMode::from_env() != crate::DebugMode::Off {
+            return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+        }
         let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT });
         let live = arena.alloc(layout(100, 8)).unwrap();
         // SAFETY: `live` points to 100 writable bytes of this arena.

@@ -104,7 +104,7 @@ fn check_inputs<T>(kernel: &str, a: &[T], b: &[T], m: usize, k: usize, n: usize)
     check_len(kernel, "`b`", b.len(), "k * n", checked_product(kernel, "k * n", k, n));
 }
 
-/// `out += a × b`, with all lengths checked.
+/// `out += a × b`; the caller has checked all lengths.
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
 fn multiply<T: Element, A: Allocator>(
@@ -123,6 +123,8 @@ fn multiply<T: Element, A: Allocator>(
     let parallel = m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
     let a_panel_len = m.min(MC).next_multiple_of(MR) * k.min(KC);
     let b_panel_len = k.min(KC) * n.min(NC).next_multiple_of(NR);
+    // At most `m * n`, which `out` holds: no overflow.
+    let block_len = m.min(MC) * n;
     let mut packed_b = vec_with_capacity_in(kernel, b_panel_len, &scratch);
     // Parallel tasks pack `a` in their own thread's arena instead.
     let mut packed_a = vec_with_capacity_in(kernel, if parallel { 0 } else { a_panel_len }, &scratch);
@@ -134,14 +136,14 @@ fn multiply<T: Element, A: Allocator>(
             pack_b(b, n, pc..pc + kc, jc..jc + nc, &mut packed_b);
             let b_block = BlockOfB { packed: &packed_b, kc, jc, nc };
             if parallel {
-                out.par_chunks_mut(MC * n).enumerate().for_each(|(block, rows)| {
+                out.par_chunks_mut(block_len).enumerate().for_each(|(block, rows)| {
                     crate::scope(|worker| {
                         let mut packed_a = vec_with_capacity_in(kernel, a_panel_len, worker);
                         row_block(a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
                     });
                 });
             } else {
-                for (block, rows) in out.chunks_mut(MC * n).enumerate() {
+                for (block, rows) in out.chunks_mut(block_len).enumerate() {
                     packed_a.clear();
                     row_block(a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
                 }

@@ -58,7 +58,8 @@
 //!   128 terms added in 8 lanes); integer sums are exact modulo 2<sup>bits</sup>.
 //! - **Parallelism**: from [`PARALLEL_THRESHOLD`] elements on, elementwise
 //!   kernels, reductions, casts and concatenations split their work with
-//!   rayon; [`matmul_in`] from [`MATMUL_PARALLEL_THRESHOLD`] multiply-adds.
+//!   rayon (`cumsum` stays sequential); [`matmul_in`] from
+//!   [`MATMUL_PARALLEL_THRESHOLD`] multiply-adds.
 //!   Reductions always use the same tree and matmul the same order of
 //!   additions, so every result is bit-identical on one thread or many.
 //!   Scratch memory a rayon task needs comes from that worker thread's own

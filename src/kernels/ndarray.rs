@@ -1,4 +1,4 @@
-//! Zero-copy [`ndarray`](::ndarray) views of scoped arrays (feature `ndarray`).
+//! Zero-copy [`ndarray`] views of scoped arrays (feature `ndarray`).
 //!
 //! A view borrows the array, so it cannot outlive the array, let alone the scope:
 //!

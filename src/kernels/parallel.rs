@@ -8,8 +8,11 @@
 use rayon::prelude::*;
 
 /// Inputs of at least this many elements are processed in parallel with
-/// rayon (elementwise kernels, reductions, casts and concatenations); shorter
-/// ones run on the calling thread, where spawning would cost more than it saves.
+/// rayon by the elementwise kernels, the reductions and `cast`; the
+/// concatenations copy each part of at least this many elements in parallel.
+/// Shorter inputs run on the calling thread, where spawning tasks would cost
+/// more than it saves. (`cumsum` is always sequential; `matmul` has its own
+/// [`MATMUL_PARALLEL_THRESHOLD`](super::MATMUL_PARALLEL_THRESHOLD).)
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
 
 /// Elements per rayon task in the elementwise drivers.

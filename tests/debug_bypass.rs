@@ -1,0 +1,43 @@
+//! `ARENA_DEBUG=bypass`: every small scoped allocation is its own system
+//! allocation (so valgrind and AddressSanitizer see its bounds), freed when its
+//! scope exits. Its own test binary: the mode is read once per process.
+
+use allocator_api2::alloc::Allocator;
+
+#[test]
+fn bypass_mode_gives_each_allocation_its_own_system_block() {
+    // SAFETY: set before any other thread of this process reads the environment.
+    unsafe { std::env::set_var("ARENA_DEBUG", "bypass") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Bypass);
+    let before = arena::stats();
+    arena::scope(|s| {
+        let a = s.filled(10, 1_u64);
+        let b = s.filled(10, 2_u64);
+        // Adjacent in a slab, but separate system blocks here.
+        assert_ne!(b.as_ptr().addr(), a.as_ptr().addr() + 80);
+        let during = arena::stats();
+        assert_eq!(during.system_allocations - before.system_allocations, 2);
+        assert_eq!(during.slab_count, 0);
+        assert_eq!(during.bytes_in_use, 160);
+        s.scope(|inner| {
+            let _c = inner.zeroed::<u8>(100);
+            // The outer handle inside the inner scope: its block outlives the inner exit.
+            let kept = s.from_fn(100, |i| i as u8);
+            drop(kept);
+        });
+        assert_eq!(arena::stats().bytes_in_use, 260);
+        let mut v = allocator_api2::vec::Vec::new_in(s);
+        v.extend(0..10_000_u32);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+        let z = s.allocate(std::alloc::Layout::from_size_align(0, 8).unwrap()).unwrap();
+        assert_eq!(z.cast::<u8>().as_ptr().addr() % 8, 0);
+        assert_eq!(a[9] + b[9], 3);
+    });
+    let after = arena::stats();
+    assert_eq!(after.bytes_in_use, 0);
+    assert_eq!(
+        after.system_allocations - before.system_allocations,
+        after.system_deallocations - before.system_deallocations,
+        "every bypass block is freed at its scope's exit"
+    );
+}

@@ -1,0 +1,56 @@
+//! `ARENA_DEBUG=poison`: memory a scope releases is overwritten with
+//! `POISON_BYTE` before reuse, so a use after release reads garbage. Its own
+//! test binary: the mode is read once per process.
+
+use std::alloc::Layout;
+
+use allocator_api2::alloc::Allocator;
+
+/// Allocates `layout` in a fresh scope and returns its first `n` bytes as found.
+fn bytes_found_at_next_allocation(layout: Layout, n: usize) -> (usize, Vec<u8>) {
+    arena::scope(|s| {
+        let block = s.allocate(layout).unwrap().cast::<u8>();
+        // SAFETY: `block` is valid for `layout.size() >= n` bytes, which the
+        // arena wrote (the poison, or the previous scope's data).
+        let bytes = unsafe { std::slice::from_raw_parts(block.as_ptr(), n) }.to_vec();
+        (block.as_ptr().addr(), bytes)
+    })
+}
+
+#[test]
+fn released_memory_is_poisoned_before_reuse() {
+    // SAFETY: set before any other thread of this process reads the environment.
+    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+
+    // Slab memory released by a scope exit.
+    let small = arena::scope(|s| s.filled(1000, 7_u8).as_ptr().addr());
+    let (addr, bytes) = bytes_found_at_next_allocation(Layout::from_size_align(1000, 1).unwrap(), 1000);
+    assert_eq!(addr, small);
+    assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE));
+
+    // A large block released early, reused from the cache.
+    let large = arena::scope(|s| {
+        let a = s.filled(2 << 20, 9_u8);
+        let addr = a.as_ptr().addr();
+        drop(a);
+        addr
+    });
+    let (addr, bytes) = bytes_found_at_next_allocation(Layout::from_size_align(2 << 20, 64).unwrap(), 4096);
+    assert_eq!(addr, large);
+    assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE));
+
+    // The top block given back through the allocator API.
+    arena::scope(|s| {
+        let layout = Layout::from_size_align(256, 8).unwrap();
+        let block = s.allocate(layout).unwrap().cast::<u8>();
+        // SAFETY: 256 writable bytes from `s`.
+        unsafe { block.as_ptr().write_bytes(3, 256) };
+        // SAFETY: `block` came from `s` with `layout`.
+        unsafe { s.deallocate(block, layout) };
+        let again = s.allocate(layout).unwrap().cast::<u8>();
+        assert_eq!(again, block);
+        // SAFETY: 256 bytes the arena just poisoned.
+        assert!(unsafe { std::slice::from_raw_parts(again.as_ptr(), 256) }.iter().all(|&b| b == arena::POISON_BYTE));
+    });
+}
