@@ -41,12 +41,29 @@
 //! - An outer scope's handle stays usable inside an inner scope; such
 //!   allocations go to side blocks owned by the outer scope, so the inner
 //!   scope's exit cannot free them.
+//! - Requests of [`Config::large_threshold_bytes`] (1 MiB) or more get their
+//!   own mapping (*large block*). Released blocks are cached by size class and
+//!   reused with no syscall and no page fault; beyond
+//!   [`Config::large_retain_bytes`] they go back to the OS (`madvise` or
+//!   `munmap`, see [`ReturnMode`]), and [`trim`] returns them all. Dropping a
+//!   large [`ScopedArray`] returns its block at once: an early free that the
+//!   borrow checker keeps safe.
+//! - Threads: each thread's arena is its own, so allocation never
+//!   synchronises. A dropped arena (thread exit) gives its memory to a
+//!   process-wide pool that new threads take from first ([`global_stats`],
+//!   [`configure_pool`]).
 //! - Requests that cannot be met (size overflow, alignment above 4096, the
-//!   configured [`Config::limit_bytes`]) return [`AllocError`] from the
-//!   `try_` methods and panic with a message naming the sizes elsewhere. Never
-//!   undefined behaviour, never an abort.
+//!   configured [`Config::limit_bytes`], a refused mapping) return
+//!   [`AllocError`] from the `try_` methods and panic with a message naming
+//!   the sizes elsewhere. Never undefined behaviour, never an abort.
+//! - Debug modes, from the `ARENA_DEBUG` environment variable ([`DebugMode`]):
+//!   `bypass` serves each small allocation from the system allocator so that
+//!   valgrind and AddressSanitizer see its bounds; `poison` overwrites released
+//!   memory with [`POISON_BYTE`].
 //!
-//! Zero-sized types are supported like in `Vec`: they take no memory.
+//! Zero-sized types are supported like in `Vec`: they take no memory. The
+//! threat model (what the compiler rules out, what is checked at run time,
+//! and which test shows each) is in `SAFETY.md`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 // Under `--cfg loom` the shared-state types are re-exported for the models only.
@@ -57,6 +74,11 @@ mod array;
 mod bump;
 mod config;
 mod error;
+/// Model-based checking of the arena (random operation sequences against a
+/// simple model), shared by `tests/model.rs` and the fuzz targets in `fuzz/`.
+/// Only with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
+pub mod harness;
 pub mod kernels;
 mod large;
 mod pool;
@@ -83,3 +105,8 @@ pub mod loom_support {
     pub use crate::sync::ReleaseFlag;
 }
 pub use stats::{GlobalStats, Stats};
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -79,6 +79,13 @@ fn scripted_scope(s: &Scope<'_>, script: &mut Script, first: &mut usize) {
 
 const STEPS: u32 = 12;
 
+/// Whether allocations come from slabs, where "the same address again" is the
+/// observable sign of a restored bump pointer. Under `ARENA_DEBUG=bypass` each
+/// allocation is a system block, whose address the system allocator chooses.
+fn slab_mode() -> bool {
+    arena::DebugMode::from_env() != arena::DebugMode::Bypass
+}
+
 fn silence_injected_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -108,7 +115,7 @@ fn panic_at_every_step_restores_the_arena() {
         let after = arena::stats();
         assert_eq!(after.bytes_in_use, before.bytes_in_use, "panic at step {at} leaked");
         assert_eq!(after.depth, before.depth, "panic at step {at} left a scope open");
-        if first != 0 {
+        if first != 0 && slab_mode() {
             let again = arena::scope(|s| s.filled(100, 0.0_f64).as_ptr().addr());
             assert_eq!(again, first, "panic at step {at}: next allocation moved");
         }
@@ -131,7 +138,7 @@ fn panic_inside_child_restores_parent() {
             assert_eq!(outcome.is_ok(), at == STEPS, "step {at}");
             assert_eq!(arena::stats().bytes_in_use, in_parent, "panic at step {at} leaked into the parent");
             assert_eq!(arena::stats().depth, 1);
-            if first != 0 {
+            if first != 0 && slab_mode() {
                 let again = parent.scope(|c| c.filled(100, 0.0_f64).as_ptr().addr());
                 assert_eq!(again, first, "panic at step {at}: next allocation moved");
             }
@@ -155,7 +162,9 @@ fn panic_through_owned_arena_scope_restores_it() {
     assert!(outcome.is_err());
     assert_eq!(arena.stats().bytes_in_use, 0);
     assert_eq!(arena.stats().depth, 0);
-    assert_eq!(arena.scope(|s| s.zeroed::<u64>(10).as_ptr().addr()), first);
+    if slab_mode() {
+        assert_eq!(arena.scope(|s| s.zeroed::<u64>(10).as_ptr().addr()), first);
+    }
 }
 
 #[test]

@@ -1,0 +1,956 @@
+//! The interpreter and its model: one frame per open scope, each holding the
+//! scope's handle and its live items; a frame reaches the frames outside it
+//! through a chain of `&mut dyn FrameOps`.
+
+use std::alloc::Layout;
+use std::any::{Any, type_name};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use super::decode::Reader;
+use super::pattern::{self, Align64, Element, MAX_ITEM_BYTES, Page};
+use super::raw::RawBlock;
+use super::{Elem, MAX_LEVELS, Make, Op, Options, PanicSite, RunSummary, ScopeKind, Violation};
+use crate::{Arena, Config, Scope, ScopedArray, ScopedBox, ScopedVec, Stats};
+
+/// Allocations are skipped while live items hold more than this.
+const LIVE_BUDGET_BYTES: usize = 16 << 20;
+/// Allocations at or above the threshold are skipped while this many are live.
+const MAX_LIVE_LARGE: usize = 3;
+/// Longest vector the harness builds.
+const MAX_VEC_ELEMS: usize = 1 << 19;
+/// Longest array filled element by element (`from_fn`, `from_slice`).
+const FILL_BY_ELEMENT_MAX: usize = 1 << 16;
+/// Owned arenas kept between owned scopes of a run.
+const SPARE_ARENAS: usize = 2;
+
+/// The payload of an injected panic: the level of the scope whose boundary
+/// catches it.
+#[derive(Debug, Clone, Copy)]
+struct InjectedPanic {
+    target_level: usize,
+}
+
+/// Installs, once per process, a panic hook that is silent for injected
+/// panics and forwards every other panic to the hook that was in place.
+fn install_quiet_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<InjectedPanic>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Which arena a scope is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArenaId {
+    Thread,
+    Owned(u32),
+}
+
+/// What the model knows of an open scope's arena.
+#[derive(Debug)]
+struct Account {
+    arena: ArenaId,
+    /// `bytes_in_use` when the scope opened, where it can be read.
+    entry_bytes: Option<usize>,
+    /// The arena's depth when the scope opened.
+    entry_depth: u32,
+    /// Change of `bytes_in_use` made since then by operations addressed to
+    /// outer scopes of the same arena (their memory outlives this scope).
+    adjust: isize,
+}
+
+/// One live allocation, for the overlap check.
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    start: usize,
+    len: usize,
+    level: usize,
+    index: usize,
+    what: &'static str,
+}
+
+/// The state of a run that is not tied to a scope.
+pub(super) struct Ctx<'n> {
+    reader: Reader<'n>,
+    options: Options,
+    noise: &'static [u8],
+    /// The large-block threshold of every arena of the run.
+    threshold: usize,
+    owned_config: Config,
+    /// Depth of the thread's arena when the run started.
+    base_depth: u32,
+    /// One per open scope, by level.
+    accounts: Vec<Account>,
+    step: usize,
+    summary: RunSummary,
+    next_id: u64,
+    next_arena: u32,
+    spare_arenas: Vec<Arena>,
+    /// Scratch for the overlap check.
+    regions: Vec<Region>,
+    /// Sum of live sizes and number of live large items at the last check.
+    live_bytes: usize,
+    live_large: usize,
+}
+
+impl Ctx<'_> {
+    fn next_op(&mut self) -> Option<Op> {
+        let op = self.reader.next_op()?;
+        self.step += 1;
+        self.summary.ops += 1;
+        Some(op)
+    }
+
+    fn violation(&self, message: String) -> Violation {
+        Violation { step: self.step, message }
+    }
+
+    fn new_offset(&mut self) -> usize {
+        self.next_id += 1;
+        pattern::offset_for(self.next_id)
+    }
+
+    /// Whether a new allocation of `bytes` fits the run's memory budget;
+    /// counts a skip if not.
+    fn budget_allows(&mut self, bytes: usize) -> bool {
+        let fits = bytes <= MAX_ITEM_BYTES
+            && self.live_bytes.saturating_add(bytes) <= LIVE_BUDGET_BYTES
+            && (bytes < self.threshold || self.live_large < MAX_LIVE_LARGE);
+        if !fits {
+            self.summary.skipped += 1;
+        }
+        fits
+    }
+
+    fn skip(&mut self) -> Result<(), Violation> {
+        self.summary.skipped += 1;
+        Ok(())
+    }
+
+    fn trim(&mut self) {
+        crate::trim();
+        for arena in &mut self.spare_arenas {
+            arena.trim();
+        }
+    }
+}
+
+/// Runs `bytes`; see [`super::run`].
+pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violation> {
+    install_quiet_hook();
+    let reader = Reader::new(bytes, options.focus);
+    let header = reader.header();
+    let saved = crate::config();
+    let before = crate::stats();
+    let reconfigure = before.depth == 0;
+    if reconfigure {
+        let threshold = header.large_threshold.bytes();
+        crate::configure(Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..saved });
+    }
+    let threshold = crate::config().large_threshold_bytes;
+    let mut ctx = Ctx {
+        reader,
+        options,
+        noise: pattern::noise(),
+        threshold,
+        owned_config: Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..Config::DEFAULT },
+        base_depth: before.depth,
+        accounts: Vec::new(),
+        step: 0,
+        summary: RunSummary::default(),
+        next_id: 0,
+        next_arena: 0,
+        spare_arenas: Vec::new(),
+        regions: Vec::new(),
+        live_bytes: 0,
+        live_large: 0,
+    };
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| top_level(&mut ctx)));
+    if reconfigure {
+        crate::configure(saved);
+    }
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(violation)) => return Err(violation),
+        Err(payload) => {
+            return Err(ctx.violation(format!("unexpected panic: {}", panic_message(payload.as_ref()))));
+        }
+    }
+    let after = crate::stats();
+    if after.bytes_in_use != before.bytes_in_use || after.depth != before.depth {
+        return Err(ctx.violation(format!(
+            "after the run the thread's arena has {} bytes in use at depth {}; before it, {} at depth {}",
+            after.bytes_in_use, after.depth, before.bytes_in_use, before.depth
+        )));
+    }
+    Ok(ctx.summary)
+}
+
+/// [`crate::stats`], with a panic (an overflow in a corrupted arena) turned
+/// into a violation here rather than unwinding through the open scopes,
+/// whose exit would then likely panic again and abort.
+fn thread_stats(ctx: &Ctx<'_>) -> Result<Stats, Violation> {
+    panic::catch_unwind(crate::stats)
+        .map_err(|payload| ctx.violation(format!("arena::stats() panicked: {}", panic_message(payload.as_ref()))))
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else if let Some(injected) = payload.downcast_ref::<InjectedPanic>() {
+        format!("injected panic for level {} escaped its boundary", injected.target_level)
+    } else {
+        "non-string payload".to_owned()
+    }
+}
+
+/// The operations outside any scope: an open, a trim, or anything else,
+/// which opens a thread scope and runs inside it.
+fn top_level(ctx: &mut Ctx<'_>) -> Result<(), Violation> {
+    while let Some(op) = ctx.next_op() {
+        match op {
+            Op::Trim => ctx.trim(),
+            Op::Close | Op::Panic { .. } => ctx.summary.skipped += 1,
+            Op::Open { kind: ScopeKind::Owned, .. } => open_scope(ctx, None, Vec::new(), ScopeKind::Owned, 0, None)?,
+            Op::Open { .. } => open_scope(ctx, None, Vec::new(), ScopeKind::Thread, 0, None)?,
+            first => open_scope(ctx, None, Vec::new(), ScopeKind::Thread, 0, Some(first))?,
+        }
+    }
+    Ok(())
+}
+
+/// Something that can open a child scope: a `Scope` behind a `dyn`, so that
+/// a frame can keep the handles of all its ancestors, whatever their brands.
+trait Opener {
+    fn open_child(&self, body: &mut dyn for<'c> FnMut(&'c Scope<'c>) -> Result<(), Violation>)
+    -> Result<(), Violation>;
+}
+
+impl Opener for Scope<'_> {
+    fn open_child(
+        &self,
+        body: &mut dyn for<'c> FnMut(&'c Scope<'c>) -> Result<(), Violation>,
+    ) -> Result<(), Violation> {
+        self.scope(|child| body(child))
+    }
+}
+
+/// Pins a closure's signature to the higher-ranked one a scope body needs.
+fn scope_body<F>(f: F) -> F
+where
+    F: for<'c> FnMut(&'c Scope<'c>) -> Result<(), Violation>,
+{
+    f
+}
+
+/// Opens a scope at level `openers.len()` (the handles of all its ancestors),
+/// runs the following operations in it, and checks the arena when it closes
+/// or unwinds. `from` is the level whose handle opens a `Child`.
+fn open_scope<'a>(
+    ctx: &mut Ctx<'_>,
+    parent: Option<&'a mut (dyn FrameOps + 'a)>,
+    openers: Vec<&'a (dyn Opener + 'a)>,
+    kind: ScopeKind,
+    from: usize,
+    first: Option<Op>,
+) -> Result<(), Violation> {
+    let level = openers.len();
+    let arena = match kind {
+        ScopeKind::Thread => ArenaId::Thread,
+        ScopeKind::Child => ctx.accounts.get(from).map_or(ArenaId::Thread, |account| account.arena),
+        ScopeKind::Owned => {
+            ctx.next_arena += 1;
+            ArenaId::Owned(ctx.next_arena)
+        }
+    };
+    let mut owned = (kind == ScopeKind::Owned)
+        .then(|| ctx.spare_arenas.pop().unwrap_or_else(|| Arena::with_config(ctx.owned_config)));
+    let entry: Option<Stats> = match (&owned, arena) {
+        (Some(owned), _) => Some(owned.stats()),
+        (None, ArenaId::Thread) => Some(thread_stats(ctx)?),
+        (None, ArenaId::Owned(_)) => None,
+    };
+    ctx.accounts.push(Account {
+        arena,
+        entry_bytes: entry.map(|stats| stats.bytes_in_use),
+        entry_depth: entry.map_or(0, |stats| stats.depth),
+        adjust: 0,
+    });
+    let open_on_arena = ctx.accounts.iter().filter(|account| account.arena == arena).count();
+    let base = if arena == ArenaId::Thread { ctx.base_depth } else { 0 };
+    let expected_depth = base + u32::try_from(open_on_arena).unwrap_or(u32::MAX);
+    ctx.summary.scopes_opened += 1;
+    ctx.summary.owned_scopes += usize::from(kind == ScopeKind::Owned);
+    ctx.summary.max_depth = ctx.summary.max_depth.max(level + 1);
+
+    let mut parent = parent;
+    let mut first = first;
+    let mut body = scope_body(|scope| {
+        if scope.depth() != expected_depth {
+            return Err(ctx.violation(format!(
+                "a scope opened at level {level} ({kind:?}, {arena:?}) has depth {}, expected {expected_depth}",
+                scope.depth()
+            )));
+        }
+        let mut frame = Frame { scope, level, parent: parent.take(), openers: openers.clone(), items: Vec::new() };
+        frame.run_body(ctx, first.take())
+    });
+    let result = panic::catch_unwind(AssertUnwindSafe(|| match owned.as_mut() {
+        Some(owned) => owned.scope(|scope| body(scope)),
+        None if kind == ScopeKind::Child => match openers.get(from) {
+            Some(opener) => opener.open_child(&mut body),
+            None => crate::scope(|scope| body(scope)),
+        },
+        None => crate::scope(|scope| body(scope)),
+    }));
+
+    // Accounts of deeper scopes that unwound are gone with them.
+    ctx.accounts.truncate(level + 1);
+    let account = ctx.accounts.pop();
+    let payload = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(violation)) => return Err(violation),
+        Err(payload) if payload.is::<InjectedPanic>() => Some(payload),
+        Err(payload) => panic::resume_unwind(payload),
+    };
+    if let Some(account) = account {
+        check_close(ctx, &account, level, owned.as_ref())?;
+    }
+    if let Some(owned) = owned
+        && ctx.spare_arenas.len() < SPARE_ARENAS
+    {
+        ctx.spare_arenas.push(owned);
+    }
+    if let Some(payload) = payload {
+        match payload.downcast_ref::<InjectedPanic>() {
+            Some(injected) if injected.target_level < level => panic::resume_unwind(payload),
+            _ => ctx.summary.panics_caught += 1,
+        }
+    }
+    Ok(())
+}
+
+/// Checks the arena of the scope at `level`, which just closed.
+fn check_close(ctx: &Ctx<'_>, account: &Account, level: usize, owned: Option<&Arena>) -> Result<(), Violation> {
+    let now = match (owned, account.arena) {
+        (Some(owned), _) => owned.stats(),
+        (None, ArenaId::Thread) => thread_stats(ctx)?,
+        // A child scope of an owned arena: its counters are not readable
+        // while the owned arena's outer scope borrows it.
+        (None, ArenaId::Owned(_)) => return Ok(()),
+    };
+    if let Some(entry) = account.entry_bytes {
+        let expected = entry as isize + account.adjust;
+        if now.bytes_in_use as isize != expected {
+            return Err(ctx.violation(format!(
+                "the scope at level {level} ({:?}) closed with {} bytes in use; expected {expected} \
+                 ({entry} at entry, {:+} from allocations of outer scopes meanwhile)",
+                account.arena, now.bytes_in_use, account.adjust
+            )));
+        }
+    }
+    if now.depth != account.entry_depth {
+        return Err(ctx.violation(format!(
+            "the scope at level {level} ({:?}) closed leaving the arena at depth {}; it was {} at entry",
+            account.arena, now.depth, account.entry_depth
+        )));
+    }
+    Ok(())
+}
+
+/// What one frame offers the frames inside it.
+trait FrameOps {
+    /// The frame `k` levels out (0: this one).
+    fn up(&mut self, k: usize) -> &mut dyn FrameOps;
+    /// Runs an item operation on this frame's scope and items.
+    fn apply(&mut self, op: &Op, ctx: &mut Ctx<'_>) -> Result<(), Violation>;
+    /// Checks this frame's items and those of the frames outside it, and
+    /// records their regions in `ctx.regions`.
+    fn collect(&self, ctx: &mut Ctx<'_>) -> Result<(), Violation>;
+    /// Overwrites one byte of one live item here or further out (test hook).
+    fn corrupt(&mut self) -> bool;
+}
+
+/// A live item of a frame.
+enum Item<'s> {
+    /// An array or a box: checked and dropped, never resized.
+    Fixed(Box<dyn Fixed + 's>),
+    Vec(VecItem<'s>),
+    Raw(RawBlock<'s>),
+}
+
+/// A `ScopedVec<u32>` whose first `len` elements hold the pattern at `off`.
+struct VecItem<'s> {
+    vec: ScopedVec<'s, u32>,
+    off: usize,
+    len: usize,
+}
+
+/// An item of fixed size: where it is, whether it holds its pattern.
+trait Fixed {
+    /// Address, size, alignment and a name.
+    fn region(&self) -> (usize, usize, usize, &'static str);
+    /// Checks the item's contents (and large-block placement).
+    fn verify(&self, noise: &[u8]) -> Result<(), String>;
+    fn corrupt(&mut self) -> bool;
+}
+
+struct ArrayItem<'s, T> {
+    array: ScopedArray<'s, T>,
+    off: usize,
+    /// Whether the array must be in a large block, where the model knows.
+    large: Option<bool>,
+}
+
+impl<T: Element> Fixed for ArrayItem<'_, T> {
+    fn region(&self) -> (usize, usize, usize, &'static str) {
+        (self.array.as_ptr().addr(), size_of_val(self.array.as_slice()), align_of::<T>(), type_name::<T>())
+    }
+
+    fn verify(&self, noise: &[u8]) -> Result<(), String> {
+        let bytes = size_of_val(self.array.as_slice());
+        if !T::matches(&self.array, &noise[self.off..self.off + bytes]) {
+            return Err(format!("an array of {} x {} lost its contents", self.array.len(), type_name::<T>()));
+        }
+        match self.large {
+            Some(large) if large != self.array.is_large_block() => {
+                Err(format!("an array of {bytes} bytes is {}in a large block", if large { "not " } else { "" }))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn corrupt(&mut self) -> bool {
+        let len = self.array.len();
+        match self.array.get_mut(len / 2) {
+            Some(element) => {
+                element.flip();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+struct BoxItem<'s, T> {
+    value: ScopedBox<'s, T>,
+    off: usize,
+}
+
+impl<T: Element> Fixed for BoxItem<'_, T> {
+    fn region(&self) -> (usize, usize, usize, &'static str) {
+        (std::ptr::from_ref::<T>(&self.value).addr(), size_of::<T>(), align_of::<T>(), "box")
+    }
+
+    fn verify(&self, noise: &[u8]) -> Result<(), String> {
+        if T::matches(std::slice::from_ref(&*self.value), &noise[self.off..self.off + size_of::<T>()]) {
+            Ok(())
+        } else {
+            Err(format!("a box of {} lost its contents", type_name::<T>()))
+        }
+    }
+
+    fn corrupt(&mut self) -> bool {
+        self.value.flip();
+        true
+    }
+}
+
+/// The model of one open scope.
+struct Frame<'s, 'p> {
+    scope: &'s Scope<'s>,
+    /// 0 for an outermost scope of the run.
+    level: usize,
+    /// The frame of the scope this one was opened in.
+    parent: Option<&'p mut (dyn FrameOps + 'p)>,
+    /// The handles of the scopes at levels `0..level`.
+    openers: Vec<&'p (dyn Opener + 'p)>,
+    items: Vec<Item<'s>>,
+}
+
+impl<'s> Frame<'s, '_> {
+    /// Runs operations until [`Op::Close`] or the end of the input, checking
+    /// the model after each.
+    fn run_body(&mut self, ctx: &mut Ctx<'_>, first: Option<Op>) -> Result<(), Violation> {
+        let mut next = first;
+        loop {
+            let Some(op) = next.take().or_else(|| ctx.next_op()) else {
+                return Ok(());
+            };
+            match op {
+                Op::Close => return Ok(()),
+                Op::Open { kind, up } => self.open(ctx, kind, up)?,
+                Op::Panic { levels, site } => self.inject_panic(ctx, levels, site)?,
+                Op::Trim => ctx.trim(),
+                _ => self.dispatch(ctx, &op)?,
+            }
+            self.check_all(ctx)?;
+        }
+    }
+
+    fn open(&mut self, ctx: &mut Ctx<'_>, kind: ScopeKind, up: u8) -> Result<(), Violation> {
+        if self.level + 1 >= MAX_LEVELS {
+            return ctx.skip();
+        }
+        let from = self.level - usize::from(up) % (self.level + 1);
+        let mut openers: Vec<&dyn Opener> = Vec::with_capacity(self.level + 1);
+        openers.extend(self.openers.iter().map(|&opener| opener as &dyn Opener));
+        openers.push(self.scope);
+        open_scope(ctx, Some(self as &mut dyn FrameOps), openers, kind, from, None)
+    }
+
+    /// Runs an item operation on the frame it addresses; for an outer frame of
+    /// the thread's arena, measures what it changed for the scopes in between.
+    fn dispatch(&mut self, ctx: &mut Ctx<'_>, op: &Op) -> Result<(), Violation> {
+        let up = usize::from(op_up(op)) % (self.level + 1);
+        if up == 0 {
+            return self.apply(op, ctx);
+        }
+        let target = self.level - up;
+        ctx.summary.outer_ops += 1;
+        let measured = ctx.accounts.get(target).is_some_and(|account| account.arena == ArenaId::Thread);
+        let before = thread_stats(ctx)?.bytes_in_use;
+        self.up(up).apply(op, ctx)?;
+        if measured {
+            let delta = thread_stats(ctx)?.bytes_in_use as isize - before as isize;
+            for account in ctx.accounts.iter_mut().skip(target + 1) {
+                if account.arena == ArenaId::Thread {
+                    account.adjust += delta;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn inject_panic(&mut self, ctx: &mut Ctx<'_>, levels: u8, site: PanicSite) -> Result<(), Violation> {
+        if cfg!(panic = "abort") {
+            return ctx.skip();
+        }
+        let payload = InjectedPanic { target_level: self.level - usize::from(levels) % (self.level + 1) };
+        match site {
+            PanicSite::BetweenOps => panic::panic_any(payload),
+            PanicSite::InFromFn => {
+                let made = self.scope.try_from_fn(64, |i| if i == 32 { panic::panic_any(payload) } else { i as u64 });
+                Err(ctx.violation(format!("try_from_fn returned ({:?}) through a panicking constructor", made.ok())))
+            }
+            PanicSite::InExtend => {
+                let noise = ctx.noise;
+                let found = self.find(0, |item| matches!(item, Item::Vec(_)));
+                if let Some(index) = found
+                    && let Item::Vec(item) = &mut self.items[index]
+                    && item.len + 32 <= MAX_VEC_ELEMS
+                {
+                    // The first 16 elements arrive before the panic.
+                    let (start, off) = (item.len, item.off);
+                    item.len += 16;
+                    item.vec.extend((start..start + 32).map(|i| {
+                        if i == start + 16 { panic::panic_any(payload) } else { u32::from_noise(&noise[off + 4 * i..]) }
+                    }));
+                } else {
+                    let mut temporary = self.scope.vec::<u32>();
+                    temporary.extend((0..64).map(|i| if i == 32 { panic::panic_any(payload) } else { i }));
+                }
+                Err(ctx.violation("ScopedVec::extend returned through a panicking iterator".to_owned()))
+            }
+        }
+    }
+
+    /// The index of the `selector`-th item (wrapping) that `pick` accepts.
+    fn find(&self, selector: u8, pick: fn(&Item<'s>) -> bool) -> Option<usize> {
+        let count = self.items.iter().filter(|item| pick(item)).count();
+        if count == 0 {
+            return None;
+        }
+        let nth = usize::from(selector) % count;
+        self.items.iter().enumerate().filter(|(_, item)| pick(item)).nth(nth).map(|(index, _)| index)
+    }
+
+    fn new_array(&mut self, ctx: &mut Ctx<'_>, elem: Elem, bytes: usize, make: Make) -> Result<(), Violation> {
+        match elem {
+            Elem::U8 => self.new_array_of::<u8>(ctx, bytes, make),
+            Elem::U16 => self.new_array_of::<u16>(ctx, bytes, make),
+            Elem::U64 => self.new_array_of::<u64>(ctx, bytes, make),
+            Elem::Align64 => self.new_array_of::<Align64>(ctx, bytes, make),
+            Elem::Page => self.new_array_of::<Page>(ctx, bytes, make),
+        }
+    }
+
+    fn new_array_of<T: Element>(&mut self, ctx: &mut Ctx<'_>, bytes: usize, make: Make) -> Result<(), Violation> {
+        let len = bytes / size_of::<T>();
+        let size = len * size_of::<T>();
+        if !ctx.budget_allows(size) {
+            return Ok(());
+        }
+        let large = size > 0 && size >= ctx.threshold;
+        let off = ctx.new_offset();
+        let all: &'static [u8] = ctx.noise;
+        let noise = &all[off..off + size];
+        let scope = self.scope;
+        let failed = |ctx: &Ctx<'_>| {
+            ctx.violation(format!(
+                "an array of {len} x {} ({size} bytes, {make:?}) could not be made with no limit configured",
+                type_name::<T>()
+            ))
+        };
+        let from_fn = || scope.try_from_fn(len, |i| T::from_noise(&noise[i * size_of::<T>()..]));
+        // Filling element by element is slow in debug builds: long arrays are
+        // made zeroed and filled by one copy where the type allows.
+        let make = if len > FILL_BY_ELEMENT_MAX && T::view(noise).is_some() { Make::Zeroed } else { make };
+        let array = match make {
+            Make::FromFn => from_fn().map_err(|_| failed(ctx))?,
+            Make::FromSlice => match T::view(noise) {
+                Some(items) => scope.try_from_slice(items).map_err(|_| failed(ctx))?,
+                None => from_fn().map_err(|_| failed(ctx))?,
+            },
+            Make::Zeroed => match T::try_zeroed(scope, len) {
+                None => from_fn().map_err(|_| failed(ctx))?,
+                Some(zeroed) => {
+                    let mut array = zeroed.map_err(|_| failed(ctx))?;
+                    if let Some(bytes) = T::bytes_mut(&mut array) {
+                        if !pattern::all_zero(bytes) {
+                            return Err(ctx.violation(format!(
+                                "try_zeroed::<{}>({len}) returned an array that is not all zeros",
+                                type_name::<T>()
+                            )));
+                        }
+                        bytes.copy_from_slice(noise);
+                    }
+                    array
+                }
+            },
+        };
+        ctx.summary.large_allocations += usize::from(large);
+        self.items.push(Item::Fixed(Box::new(ArrayItem { array, off, large: Some(large) })));
+        Ok(())
+    }
+
+    fn new_box<T: Element>(&mut self, ctx: &mut Ctx<'_>) -> Result<(), Violation> {
+        if !ctx.budget_allows(size_of::<T>()) {
+            return Ok(());
+        }
+        let off = ctx.new_offset();
+        let value = T::from_noise(&ctx.noise[off..]);
+        let value = self.scope.try_boxed(value).map_err(|_| {
+            ctx.violation(format!("a box of {} could not be made with no limit configured", type_name::<T>()))
+        })?;
+        self.items.push(Item::Fixed(Box::new(BoxItem { value, off })));
+        Ok(())
+    }
+
+    /// Appends the pattern's next `count` elements to the `selector`-th vector,
+    /// by pushes, an iterator or a slice.
+    fn vec_append(&mut self, ctx: &mut Ctx<'_>, selector: u8, count: usize, how: Append) -> Result<(), Violation> {
+        let Some(index) = self.find(selector, |item| matches!(item, Item::Vec(_))) else {
+            return ctx.skip();
+        };
+        let Item::Vec(item) = &mut self.items[index] else {
+            return ctx.skip();
+        };
+        // Growth may double the capacity: budget for both blocks.
+        let grown = (item.len + count) * 4 * 2;
+        if item.len + count > MAX_VEC_ELEMS || !ctx.budget_allows(grown) {
+            return Ok(());
+        }
+        let noise: &'static [u8] = ctx.noise;
+        let (start, off) = (item.len, item.off);
+        let value = |i: usize| u32::from_noise(&noise[off + 4 * i..]);
+        match how {
+            Append::Push => {
+                for i in start..start + count {
+                    if item.vec.try_push(value(i)).is_err() {
+                        return Err(ctx.violation(format!("ScopedVec::try_push failed at length {i}")));
+                    }
+                    item.len += 1;
+                }
+            }
+            Append::Iterator => {
+                item.vec.extend((start..start + count).map(value));
+                item.len += count;
+            }
+            Append::Slice => {
+                let slice = u32::view(&noise[off + 4 * start..off + 4 * (start + count)]);
+                match slice {
+                    Some(slice) => item.vec.extend_from_slice(slice),
+                    None => item.vec.extend((start..start + count).map(value)),
+                }
+                item.len += count;
+            }
+        }
+        Ok(())
+    }
+
+    fn vec_freeze(&mut self, ctx: &mut Ctx<'_>, selector: u8) -> Result<(), Violation> {
+        let Some(index) = self.find(selector, |item| matches!(item, Item::Vec(_))) else {
+            return ctx.skip();
+        };
+        let Item::Vec(item) = self.items.remove(index) else {
+            return ctx.skip();
+        };
+        let array = item.vec.into_array();
+        if array.len() != item.len {
+            return Err(ctx.violation(format!("into_array of a vector of {} gave {} elements", item.len, array.len())));
+        }
+        self.items.push(Item::Fixed(Box::new(ArrayItem { array, off: item.off, large: None })));
+        Ok(())
+    }
+
+    fn raw_alloc(&mut self, ctx: &mut Ctx<'_>, bytes: u32, align_log2: u8, zeroed: bool) -> Result<(), Violation> {
+        let size = bytes as usize;
+        let Ok(layout) = Layout::from_size_align(size, 1 << align_log2.min(12)) else {
+            return ctx.skip();
+        };
+        if !ctx.budget_allows(size) {
+            return Ok(());
+        }
+        let off = ctx.new_offset();
+        ctx.summary.raw_calls += 1;
+        ctx.summary.large_allocations += usize::from(size >= ctx.threshold);
+        let block = RawBlock::allocate(self.scope, layout, zeroed, off, ctx.noise).map_err(|m| ctx.violation(m))?;
+        self.items.push(Item::Raw(block));
+        Ok(())
+    }
+
+    fn raw_index(&self, selector: u8) -> Option<usize> {
+        self.find(selector, |item| matches!(item, Item::Raw(_)))
+    }
+
+    fn raw_grow(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        selector: u8,
+        add: u32,
+        align_log2: u8,
+        zeroed: bool,
+    ) -> Result<(), Violation> {
+        let scope = self.scope;
+        let Some(Item::Raw(block)) = self.raw_index(selector).map(|index| &mut self.items[index]) else {
+            return ctx.skip();
+        };
+        let size = block.layout().size() + add as usize;
+        let Ok(new) = Layout::from_size_align(size, 1 << align_log2.min(12)) else {
+            return ctx.skip();
+        };
+        if !ctx.budget_allows(size) {
+            return Ok(());
+        }
+        ctx.summary.raw_calls += 1;
+        block.grow(scope, new, zeroed, ctx.noise).map_err(|m| ctx.violation(m))
+    }
+
+    fn raw_shrink(&mut self, ctx: &mut Ctx<'_>, selector: u8, keep: u8, align_log2: u8) -> Result<(), Violation> {
+        let scope = self.scope;
+        let Some(Item::Raw(block)) = self.raw_index(selector).map(|index| &mut self.items[index]) else {
+            return ctx.skip();
+        };
+        let size = block.layout().size() * usize::from(keep) / 256;
+        let Ok(new) = Layout::from_size_align(size, 1 << align_log2.min(12)) else {
+            return ctx.skip();
+        };
+        ctx.summary.raw_calls += 1;
+        block.shrink(scope, new, ctx.noise).map_err(|m| ctx.violation(m))
+    }
+
+    fn raw_dealloc(&mut self, ctx: &mut Ctx<'_>, selector: u8) -> Result<(), Violation> {
+        let Some(index) = self.raw_index(selector) else {
+            return ctx.skip();
+        };
+        if let Item::Raw(block) = self.items.remove(index) {
+            ctx.summary.raw_calls += 1;
+            block.deallocate(self.scope);
+        }
+        Ok(())
+    }
+
+    fn drop_item(&mut self, ctx: &mut Ctx<'_>, selector: u8) -> Result<(), Violation> {
+        if self.items.is_empty() {
+            return ctx.skip();
+        }
+        let index = usize::from(selector) % self.items.len();
+        // A raw block is forgotten: its memory goes back when the scope exits.
+        drop(self.items.remove(index));
+        ctx.summary.early_drops += 1;
+        Ok(())
+    }
+
+    /// Runs the step checks over every open frame.
+    fn check_all(&mut self, ctx: &mut Ctx<'_>) -> Result<(), Violation> {
+        if ctx.options.corrupt_at_step == Some(ctx.step) {
+            self.corrupt();
+        }
+        ctx.summary.checks += 1;
+        ctx.regions.clear();
+        self.collect(ctx)?;
+        let mut regions = std::mem::take(&mut ctx.regions);
+        regions.sort_unstable_by_key(|region| region.start);
+        for pair in regions.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.start + a.len > b.start {
+                return Err(ctx.violation(format!(
+                    "{} #{} of level {} at {:#x}+{} overlaps {} #{} of level {} at {:#x}+{}",
+                    a.what, a.index, a.level, a.start, a.len, b.what, b.index, b.level, b.start, b.len
+                )));
+            }
+        }
+        // The thread's arena: counters computable (no overflow) and sane,
+        // depth as the model says.
+        let stats = thread_stats(ctx)?;
+        let thread_scopes = ctx.accounts.iter().filter(|account| account.arena == ArenaId::Thread).count();
+        let depth = ctx.base_depth as usize + thread_scopes;
+        if stats.bytes_in_use > isize::MAX as usize || stats.depth as usize != depth {
+            return Err(ctx.violation(format!(
+                "the thread's arena reports {} bytes in use at depth {}; the model has {depth} scopes open on it",
+                stats.bytes_in_use, stats.depth
+            )));
+        }
+        ctx.live_bytes = regions.iter().map(|region| region.len).sum();
+        ctx.live_large = regions.iter().filter(|region| region.len >= ctx.threshold).count();
+        ctx.summary.peak_live_bytes = ctx.summary.peak_live_bytes.max(ctx.live_bytes);
+        ctx.regions = regions;
+        Ok(())
+    }
+}
+
+/// How [`Frame::vec_append`] appends.
+#[derive(Debug, Clone, Copy)]
+enum Append {
+    Push,
+    Iterator,
+    Slice,
+}
+
+/// The `up` of an item operation.
+fn op_up(op: &Op) -> u8 {
+    match *op {
+        Op::Array { up, .. }
+        | Op::VecNew { up }
+        | Op::VecPush { up, .. }
+        | Op::VecExtend { up, .. }
+        | Op::VecFreeze { up, .. }
+        | Op::Box { up, .. }
+        | Op::RawAlloc { up, .. }
+        | Op::RawGrow { up, .. }
+        | Op::RawShrink { up, .. }
+        | Op::RawDealloc { up, .. }
+        | Op::Drop { up, .. } => up,
+        Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => 0,
+    }
+}
+
+impl FrameOps for Frame<'_, '_> {
+    fn up(&mut self, k: usize) -> &mut dyn FrameOps {
+        if k == 0 || self.parent.is_none() {
+            return self;
+        }
+        match self.parent.as_deref_mut() {
+            Some(parent) => parent.up(k - 1),
+            None => unreachable!("checked above"),
+        }
+    }
+
+    fn apply(&mut self, op: &Op, ctx: &mut Ctx<'_>) -> Result<(), Violation> {
+        match *op {
+            Op::Array { elem, bytes, make, .. } => self.new_array(ctx, elem, bytes as usize, make),
+            Op::VecNew { .. } => {
+                let off = ctx.new_offset();
+                self.items.push(Item::Vec(VecItem { vec: self.scope.vec(), off, len: 0 }));
+                Ok(())
+            }
+            Op::VecPush { item, count, .. } => self.vec_append(ctx, item, usize::from(count), Append::Push),
+            Op::VecExtend { item, bytes, from_slice, .. } => {
+                let how = if from_slice { Append::Slice } else { Append::Iterator };
+                self.vec_append(ctx, item, bytes as usize / 4, how)
+            }
+            Op::VecFreeze { item, .. } => self.vec_freeze(ctx, item),
+            Op::Box { elem, .. } => match elem {
+                Elem::U8 => self.new_box::<u8>(ctx),
+                Elem::U16 => self.new_box::<u16>(ctx),
+                Elem::U64 => self.new_box::<u64>(ctx),
+                Elem::Align64 => self.new_box::<Align64>(ctx),
+                Elem::Page => self.new_box::<Page>(ctx),
+            },
+            Op::RawAlloc { bytes, align_log2, zeroed, .. } => self.raw_alloc(ctx, bytes, align_log2, zeroed),
+            Op::RawGrow { item, add, align_log2, zeroed, .. } => self.raw_grow(ctx, item, add, align_log2, zeroed),
+            Op::RawShrink { item, keep, align_log2, .. } => self.raw_shrink(ctx, item, keep, align_log2),
+            Op::RawDealloc { item, .. } => self.raw_dealloc(ctx, item),
+            Op::Drop { item, .. } => self.drop_item(ctx, item),
+            Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => Ok(()),
+        }
+    }
+
+    fn collect(&self, ctx: &mut Ctx<'_>) -> Result<(), Violation> {
+        let noise = ctx.noise;
+        for (index, item) in self.items.iter().enumerate() {
+            let (start, len, align, what) = match item {
+                Item::Fixed(fixed) => {
+                    fixed
+                        .verify(noise)
+                        .map_err(|m| ctx.violation(format!("level {} item #{index}: {m}", self.level)))?;
+                    fixed.region()
+                }
+                Item::Vec(item) => {
+                    let slice = item.vec.as_slice();
+                    if slice.len() != item.len || !u32::matches(slice, &noise[item.off..item.off + 4 * item.len]) {
+                        return Err(ctx.violation(format!(
+                            "level {} item #{index}: a vector of {} u32 (model: {}) lost its contents",
+                            self.level,
+                            slice.len(),
+                            item.len
+                        )));
+                    }
+                    (slice.as_ptr().addr(), item.vec.capacity() * 4, align_of::<u32>(), "vec")
+                }
+                Item::Raw(block) => {
+                    let layout = block.layout();
+                    if block.bytes() != &noise[block.off()..block.off() + layout.size()] {
+                        return Err(ctx.violation(format!(
+                            "level {} item #{index}: a raw block {layout:?} lost its contents",
+                            self.level
+                        )));
+                    }
+                    (block.addr(), layout.size(), layout.align(), "raw block")
+                }
+            };
+            if start % align != 0 {
+                return Err(ctx.violation(format!(
+                    "level {} item #{index}: {what} at {start:#x} is not aligned to {align}",
+                    self.level
+                )));
+            }
+            if len > 0 {
+                ctx.regions.push(Region { start, len, level: self.level, index, what });
+            }
+        }
+        match &self.parent {
+            Some(parent) => parent.collect(ctx),
+            None => Ok(()),
+        }
+    }
+
+    fn corrupt(&mut self) -> bool {
+        for item in &mut self.items {
+            let done = match item {
+                Item::Fixed(fixed) => fixed.corrupt(),
+                Item::Vec(item) => match item.vec.as_mut_slice().first_mut() {
+                    Some(first) => {
+                        *first ^= 1;
+                        true
+                    }
+                    None => false,
+                },
+                Item::Raw(_) => false,
+            };
+            if done {
+                return true;
+            }
+        }
+        self.parent.as_deref_mut().is_some_and(|parent| parent.corrupt())
+    }
+}
