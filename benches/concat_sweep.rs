@@ -125,8 +125,7 @@ fn size_section(rows: &mut Vec<Row>) {
 fn count_section(rows: &mut Vec<Row>) {
     let source: Vec<i32> = data(100_000);
     for count in [2, 4, 8, 16, 64, 256, 1024] {
-        // The same 100k source each time (NumPy's and NumSharp's sweeps copy
-        // fresh arrays; what is read is not what is measured here).
+        // `count` distinct copies of one 100k source, as in the NumPy script.
         let sources: Vec<Vec<i32>> = (0..count).map(|_| source.clone()).collect();
         let parts: Vec<&[i32]> = sources.iter().map(Vec::as_slice).collect();
         rows.push(measure("count", format!("{count}x100k"), || concat_scoped(&parts)));

@@ -51,7 +51,9 @@ pub struct Config {
     /// Default [`ReturnMode::DontNeed`]: RSS drops at once.
     pub return_mode: ReturnMode,
     /// Requests made to the OS for every new large mapping (huge pages,
-    /// pre-faulting, locking). Default: none.
+    /// pre-faulting, locking). Default: transparent huge pages for blocks of
+    /// 2 MiB or more (as NumPy asks for its large buffers: one fault per 2 MiB
+    /// instead of 512), no pre-faulting, no locking.
     pub map_options: MapOptions,
     /// Take spare slabs and large blocks from the process-wide pool before
     /// asking the OS, start the first slab at the size other threads grew to,
@@ -71,7 +73,7 @@ impl Config {
         large_threshold_bytes: 1024 * 1024,
         large_retain_bytes: 256 * 1024 * 1024,
         return_mode: ReturnMode::DontNeed,
-        map_options: MapOptions { huge_pages: false, populate: false, lock: false },
+        map_options: MapOptions { huge_pages: true, populate: false, lock: false },
         use_pool: true,
     };
 

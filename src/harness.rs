@@ -12,11 +12,11 @@
 //! let bytes = harness::encode(
 //!     Header::default(),
 //!     &[
-//!         Op::Open { kind: ScopeKind::Thread, up: 0 },
-//!         Op::Array { elem: Elem::U64, bytes: 800, make: Make::FromFn, up: 0 },
-//!         Op::Open { kind: ScopeKind::Child, up: 0 },
+//!         Op::Open { kind: ScopeKind::ThreadArena, up: 0 },
+//!         Op::Array { elem: Elem::U64, bytes: 800, make: Make::Generated, up: 0 },
+//!         Op::Open { kind: ScopeKind::ChildScope, up: 0 },
 //!         // From the inner scope, allocate into the outer one (a side block).
-//!         Op::Array { elem: Elem::U8, bytes: 100, make: Make::FromSlice, up: 1 },
+//!         Op::Array { elem: Elem::U8, bytes: 100, make: Make::Cloned, up: 1 },
 //!         Op::Close,
 //!         Op::Close,
 //!     ],
@@ -148,7 +148,7 @@ impl Options {
 pub enum LargeThreshold {
     /// The default, 1 MiB: large requests are 1–3 MiB.
     #[default]
-    Default,
+    Standard,
     /// 256 KiB.
     Medium,
     /// 32 KiB: about half of the ordinary requests take the large path.
@@ -159,7 +159,7 @@ impl LargeThreshold {
     /// The threshold in bytes.
     pub fn bytes(self) -> usize {
         match self {
-            LargeThreshold::Default => 1 << 20,
+            LargeThreshold::Standard => 1 << 20,
             LargeThreshold::Medium => 256 << 10,
             LargeThreshold::Small => 32 << 10,
         }
@@ -178,7 +178,7 @@ pub struct Header {
 
 impl Default for Header {
     fn default() -> Header {
-        Header { large_threshold: LargeThreshold::Default, use_pool: true }
+        Header { large_threshold: LargeThreshold::Standard, use_pool: true }
     }
 }
 
@@ -186,14 +186,14 @@ impl Default for Header {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScopeKind {
     /// [`arena::scope`](crate::scope) on the thread's arena.
-    Thread,
+    ThreadArena,
     /// [`Scope::scope`](crate::Scope::scope) on the handle of the scope `up`
     /// levels above the current one (0: the current scope). With `up > 0` the
     /// child nests inside the inner scopes all the same (it is opened last).
-    Child,
+    ChildScope,
     /// [`Arena::scope`](crate::Arena::scope) on an owned arena (reused
     /// between such scopes of one run).
-    Owned,
+    OwnedArena,
 }
 
 /// Element type of an array or box.
@@ -215,10 +215,10 @@ pub enum Elem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Make {
     /// [`Scope::try_from_fn`](crate::Scope::try_from_fn).
-    FromFn,
+    Generated,
     /// [`Scope::try_from_slice`](crate::Scope::try_from_slice) (from_fn for
     /// the struct types).
-    FromSlice,
+    Cloned,
     /// [`Scope::try_zeroed`](crate::Scope::try_zeroed), checked to read as
     /// zeros, then filled (from_fn for the struct types).
     Zeroed,
@@ -249,7 +249,7 @@ pub enum Op {
     Open {
         /// How.
         kind: ScopeKind,
-        /// For [`ScopeKind::Child`]: whose handle opens it.
+        /// For [`ScopeKind::ChildScope`]: whose handle opens it.
         up: u8,
     },
     /// Returns from the current scope's closure.
@@ -298,7 +298,7 @@ pub enum Op {
         up: u8,
     },
     /// A `ScopedBox` of one element.
-    Box {
+    Boxed {
         /// Element type.
         elem: Elem,
         /// Owning scope.
@@ -348,7 +348,7 @@ pub enum Op {
     },
     /// Drops any live item early (an array's large block is released at
     /// once; a raw block is just forgotten until its scope exits).
-    Drop {
+    DropItem {
         /// Which item of the scope.
         item: u8,
         /// The item's scope.

@@ -22,6 +22,13 @@ pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// only, and save the `mmap` syscall when the class is asked for again.
 const COLD_BLOCKS_PER_CLASS: usize = 4;
 
+impl Default for MapOptions {
+    /// Huge pages on, the rest off: the large-block part of [`Config::DEFAULT`](crate::Config::DEFAULT).
+    fn default() -> Self {
+        crate::Config::DEFAULT.map_options
+    }
+}
+
 /// What happens to a released large block that does not fit in the retention budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnMode {
@@ -36,7 +43,7 @@ pub enum ReturnMode {
 }
 
 /// OS requests made for every new large mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapOptions {
     /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
     /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
@@ -150,13 +157,19 @@ impl OsCounters {
 /// The cached blocks of one size class.
 struct ClassCache {
     class_bytes: usize,
-    /// Resident blocks, counted against the retention budget.
-    warm: Vec<LargeBlock>,
+    /// Resident blocks, counted against the retention budget, oldest release
+    /// first, each with the tick of its release.
+    warm: Vec<(u64, LargeBlock)>,
     /// Blocks whose pages were advised away: address space only.
     cold: Vec<LargeBlock>,
 }
 
 /// Released large blocks by size class, bounded by a retention budget.
+///
+/// When a release would exceed the budget, the blocks released longest ago go
+/// back to the OS first, whatever their class: a workload whose sizes change
+/// keeps the blocks it uses now, not the ones it used first (which is what
+/// kept NumSharp's sweep slow after its first sections).
 ///
 /// Invariant: `warm_bytes` is the total length of all warm blocks, `cold_bytes`
 /// of all cold ones; no cached block is referenced by anything.
@@ -165,17 +178,20 @@ pub(crate) struct LargeBlockCache {
     classes: Vec<ClassCache>,
     pub(crate) warm_bytes: usize,
     pub(crate) cold_bytes: usize,
+    /// Counts releases; orders the warm blocks.
+    tick: u64,
 }
 
 impl LargeBlockCache {
     pub(crate) const fn new() -> LargeBlockCache {
-        LargeBlockCache { classes: Vec::new(), warm_bytes: 0, cold_bytes: 0 }
+        LargeBlockCache { classes: Vec::new(), warm_bytes: 0, cold_bytes: 0, tick: 0 }
     }
 
-    /// A cached block of exactly `class_bytes`, resident ones first.
+    /// A cached block of exactly `class_bytes`, resident ones first (the most
+    /// recently released).
     pub(crate) fn take(&mut self, class_bytes: usize) -> Option<LargeBlock> {
         let class = self.classes.iter_mut().find(|c| c.class_bytes == class_bytes)?;
-        if let Some(block) = class.warm.pop() {
+        if let Some((_, block)) = class.warm.pop() {
             self.warm_bytes -= block.len();
             return Some(block);
         }
@@ -184,24 +200,53 @@ impl LargeBlockCache {
         Some(block)
     }
 
-    /// Keeps `block` for reuse: resident while the budget allows, otherwise
-    /// advised away or unmapped as `mode` says.
-    pub(crate) fn put(&mut self, mut block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
-        let len = block.len();
-        let index = match self.classes.iter().position(|c| c.class_bytes == len) {
+    fn class_index(&mut self, class_bytes: usize) -> usize {
+        match self.classes.iter().position(|c| c.class_bytes == class_bytes) {
             Some(index) => index,
             None => {
-                self.classes.push(ClassCache { class_bytes: len, warm: Vec::new(), cold: Vec::new() });
+                self.classes.push(ClassCache { class_bytes, warm: Vec::new(), cold: Vec::new() });
                 self.classes.len() - 1
             }
-        };
-        let class = &mut self.classes[index];
-        if self.warm_bytes.checked_add(len).is_some_and(|total| total <= retain_bytes) {
-            self.warm_bytes += len;
-            class.warm.push(block);
+        }
+    }
+
+    /// Keeps `block` for reuse, resident; if that exceeds `retain_bytes`, the
+    /// blocks released longest ago (possibly `block` itself, if it alone
+    /// exceeds the budget) are advised away or unmapped as `mode` says.
+    pub(crate) fn put(&mut self, block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+        let len = block.len();
+        let index = self.class_index(len);
+        if len > retain_bytes {
+            self.give_back(index, block, mode, os);
             return;
         }
+        self.tick += 1;
+        self.warm_bytes += len;
+        self.classes[index].warm.push((self.tick, block));
+        self.enforce_budget(retain_bytes, mode, os);
+    }
+
+    /// Returns the blocks released longest ago until at most `retain_bytes`
+    /// stay resident.
+    pub(crate) fn enforce_budget(&mut self, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+        while self.warm_bytes > retain_bytes {
+            // The oldest warm block of each class is its first.
+            let oldest = (0..self.classes.len())
+                .filter(|&i| !self.classes[i].warm.is_empty())
+                .min_by_key(|&i| self.classes[i].warm[0].0);
+            let Some(index) = oldest else { break };
+            let (_, block) = self.classes[index].warm.remove(0);
+            self.warm_bytes -= block.len();
+            self.give_back(index, block, mode, os);
+        }
+    }
+
+    /// Gives `block`'s pages back to the OS: advised away and kept cold (a few
+    /// per class), or unmapped.
+    fn give_back(&mut self, index: usize, mut block: LargeBlock, mode: ReturnMode, os: &mut OsCounters) {
+        let len = block.len();
         os.bytes_returned += len as u64;
+        let class = &mut self.classes[index];
         if mode != ReturnMode::Unmap && class.cold.len() < COLD_BLOCKS_PER_CLASS {
             os.madvise_calls += 1;
             if block.advise_away(mode).is_ok() {
@@ -215,36 +260,16 @@ impl LargeBlockCache {
         drop(block);
     }
 
-    /// Shrinks the resident blocks to at most `retain_bytes` (after the budget
-    /// was lowered), largest classes first.
-    pub(crate) fn enforce_budget(&mut self, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
-        if self.warm_bytes <= retain_bytes {
-            return;
-        }
-        self.classes.sort_by_key(|c| std::cmp::Reverse(c.class_bytes));
-        let mut evicted = Vec::new();
-        for class in &mut self.classes {
-            while self.warm_bytes > retain_bytes {
-                let Some(block) = class.warm.pop() else { break };
-                self.warm_bytes -= block.len();
-                evicted.push(block);
-            }
-        }
-        for block in evicted {
-            self.put(block, retain_bytes, mode, os);
-        }
-    }
-
     /// Takes every resident cached block out (to give to the process-wide pool).
     pub(crate) fn drain_warm(&mut self) -> Vec<LargeBlock> {
         self.warm_bytes = 0;
-        self.classes.iter_mut().flat_map(|c| c.warm.drain(..)).collect()
+        self.classes.iter_mut().flat_map(|c| c.warm.drain(..).map(|(_, block)| block)).collect()
     }
 
     /// Unmaps every cached block.
     pub(crate) fn clear(&mut self, os: &mut OsCounters) {
         for class in self.classes.drain(..) {
-            for block in class.warm {
+            for (_, block) in class.warm {
                 os.munmaps += 1;
                 os.bytes_returned += block.len() as u64;
             }
@@ -290,6 +315,24 @@ mod tests {
         cache.clear(&mut os);
         assert_eq!(os.munmaps, 2);
         assert!(cache.take(1 << 20).is_none());
+    }
+
+    #[test]
+    fn blocks_released_longest_ago_go_back_first() {
+        let mut cache = LargeBlockCache::new();
+        let mut os = OsCounters::default();
+        let map = |len| LargeBlock::map(len, MapOptions::default()).unwrap().0;
+        cache.put(map(2 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
+        cache.put(map(1 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
+        cache.put(map(1 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
+        // A fourth block exceeds the budget: the 2 MiB one, released first, goes.
+        cache.put(map(1 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
+        assert_eq!(cache.warm_bytes, 3 << 20);
+        assert!(cache.take(2 << 20).is_none());
+        assert_eq!(os.munmaps, 1);
+        // A block larger than the whole budget is not kept at all.
+        cache.put(map(8 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
+        assert_eq!((cache.warm_bytes, os.munmaps), (3 << 20, 2));
     }
 
     #[test]

@@ -356,6 +356,17 @@ unsafe impl Allocator for Scope<'_> {
         Ok(NonNull::slice_from_raw_parts(ptr, layout.size()))
     }
 
+    fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let tracked = self.alloc_tracked(layout)?;
+        if !tracked.zeroed {
+            // SAFETY: the block is fresh and valid for `layout.size()` bytes.
+            unsafe { tracked.ptr.as_ptr().write_bytes(0, layout.size()) };
+        }
+        // A fresh mapping already reads as zeros: not writing it leaves its
+        // pages untouched until the caller uses them.
+        Ok(NonNull::slice_from_raw_parts(tracked.ptr, layout.size()))
+    }
+
     #[inline(always)]
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         self.release_block(ptr, layout);

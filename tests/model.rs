@@ -114,12 +114,12 @@ fn run_ok(header: Header, ops: &[Op]) -> RunSummary {
 }
 
 fn array(elem: Elem, bytes: u32, up: u8) -> Op {
-    Op::Array { elem, bytes, make: Make::FromFn, up }
+    Op::Array { elem, bytes, make: Make::Generated, up }
 }
 
-const OPEN_THREAD: Op = Op::Open { kind: ScopeKind::Thread, up: 0 };
-const OPEN_CHILD: Op = Op::Open { kind: ScopeKind::Child, up: 0 };
-const OPEN_OWNED: Op = Op::Open { kind: ScopeKind::Owned, up: 0 };
+const OPEN_THREAD: Op = Op::Open { kind: ScopeKind::ThreadArena, up: 0 };
+const OPEN_CHILD: Op = Op::Open { kind: ScopeKind::ChildScope, up: 0 };
+const OPEN_OWNED: Op = Op::Open { kind: ScopeKind::OwnedArena, up: 0 };
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
@@ -202,7 +202,7 @@ fn outer_allocation_inside_inner_scope_survives_it() {
             OPEN_THREAD,
             // Two and one levels out: side blocks of those scopes.
             array(Elem::U64, 3000, 2),
-            Op::Box { elem: Elem::Page, up: 1 },
+            Op::Boxed { elem: Elem::Page, up: 1 },
             Op::RawAlloc { bytes: 100, align_log2: 12, zeroed: true, up: 1 },
             Op::VecNew { up: 2 },
             Op::VecPush { item: 0, count: 200, up: 2 },
@@ -257,8 +257,8 @@ fn large_blocks_are_released_early_and_at_scope_exit() {
             array(Elem::U8, 60_000, 0),
             // An outer large array made and dropped from the inner scope.
             array(Elem::U16, 50_000, 1),
-            Op::Drop { item: 1, up: 1 },
-            Op::Drop { item: 0, up: 0 },
+            Op::DropItem { item: 1, up: 1 },
+            Op::DropItem { item: 0, up: 0 },
             Op::RawAlloc { bytes: 33_000, align_log2: 12, zeroed: true, up: 1 },
             Op::RawGrow { item: 0, add: 20_000, align_log2: 12, zeroed: false, up: 1 },
             Op::RawShrink { item: 0, keep: 64, align_log2: 3, up: 1 },
@@ -308,7 +308,7 @@ fn owned_arena_scopes_nest_with_thread_scopes_and_panics() {
 fn a_large_array_one_to_three_mib_is_a_large_block() {
     let summary = run_ok(
         Header::default(),
-        &[OPEN_THREAD, array(Elem::U64, 2 << 20, 0), Op::Drop { item: 0, up: 0 }, array(Elem::U8, 1 << 20, 0)],
+        &[OPEN_THREAD, array(Elem::U64, 2 << 20, 0), Op::DropItem { item: 0, up: 0 }, array(Elem::U8, 1 << 20, 0)],
     );
     assert_eq!(summary.large_allocations, 2);
 }
@@ -357,7 +357,7 @@ fn freeing_a_side_block_adjacent_to_the_first_slab_keeps_the_bump_pointer_in_the
     ];
     // A fresh thread: its arena is empty, and with `use_pool: false` its
     // first slab comes from the (packing) global allocator.
-    let header = Header { large_threshold: LargeThreshold::Default, use_pool: false };
+    let header = Header { large_threshold: LargeThreshold::Standard, use_pool: false };
     let bytes = harness::encode(header, &ops);
     let result = std::thread::spawn(move || {
         PACKING.with(|packing| packing.set(true));

@@ -6,7 +6,9 @@ mod constructors;
 mod scoped_array;
 mod scoped_box;
 mod scoped_vec;
+mod zeroed_vec;
 
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_vec::ScopedVec;
+pub(crate) use zeroed_vec::zeroed_vec_in;

@@ -17,13 +17,13 @@ enum Kind {
     VecPush,
     VecExtend,
     VecFreeze,
-    Box,
+    Boxed,
     RawAlloc,
     RawLarge,
     RawGrow,
     RawShrink,
     RawDealloc,
-    Drop,
+    DropItem,
     Panic,
     Trim,
 }
@@ -41,13 +41,13 @@ const BALANCED: [Kind; 32] = [
     K::VecPush,
     K::VecExtend,
     K::VecFreeze,
-    K::Box,
+    K::Boxed,
     K::RawAlloc,
     K::RawLarge,
     K::RawGrow,
     K::RawShrink,
     K::RawDealloc,
-    K::Drop,
+    K::DropItem,
     K::Panic,
     K::Trim,
     K::Open,
@@ -63,8 +63,8 @@ const BALANCED: [Kind; 32] = [
     K::RawAlloc,
     K::RawAlloc,
     K::RawGrow,
-    K::Drop,
-    K::Drop,
+    K::DropItem,
+    K::DropItem,
 ];
 
 const ALLOCATOR_API: [Kind; 32] = [
@@ -80,7 +80,7 @@ const ALLOCATOR_API: [Kind; 32] = [
     K::RawGrow,
     K::RawShrink,
     K::RawDealloc,
-    K::Drop,
+    K::DropItem,
     K::Panic,
     K::Open,
     K::Open,
@@ -116,7 +116,7 @@ const LARGE_BLOCKS: [Kind; 32] = [
     K::RawGrow,
     K::RawShrink,
     K::RawDealloc,
-    K::Drop,
+    K::DropItem,
     K::Panic,
     K::Trim,
     K::Open,
@@ -133,8 +133,8 @@ const LARGE_BLOCKS: [Kind; 32] = [
     K::RawLarge,
     K::RawLarge,
     K::RawGrow,
-    K::Drop,
-    K::Drop,
+    K::DropItem,
+    K::DropItem,
 ];
 
 fn table(focus: Focus) -> &'static [Kind; 32] {
@@ -208,9 +208,9 @@ impl<'a> Reader<'a> {
         Some(match kind {
             K::Open => {
                 let kind = match self.byte() % 3 {
-                    0 => ScopeKind::Thread,
-                    1 => ScopeKind::Child,
-                    _ => ScopeKind::Owned,
+                    0 => ScopeKind::ThreadArena,
+                    1 => ScopeKind::ChildScope,
+                    _ => ScopeKind::OwnedArena,
                 };
                 Op::Open { kind, up: self.up() }
             }
@@ -236,7 +236,7 @@ impl<'a> Reader<'a> {
                 Op::VecExtend { item, bytes, from_slice, up: self.up() }
             }
             K::VecFreeze => Op::VecFreeze { item: self.byte(), up: self.up() },
-            K::Box => Op::Box { elem: elem_make(self.byte()).0, up: self.up() },
+            K::Boxed => Op::Boxed { elem: elem_make(self.byte()).0, up: self.up() },
             K::RawAlloc => {
                 let (bytes, _) = self.small_size();
                 let (align_log2, zeroed) = self.align_zeroed();
@@ -260,7 +260,7 @@ impl<'a> Reader<'a> {
                 Op::RawShrink { item, keep, align_log2, up: self.up() }
             }
             K::RawDealloc => Op::RawDealloc { item: self.byte(), up: self.up() },
-            K::Drop => Op::Drop { item: self.byte(), up: self.up() },
+            K::DropItem => Op::DropItem { item: self.byte(), up: self.up() },
             K::Panic => {
                 let byte = self.byte();
                 let site = match (byte / 4) % 3 {
@@ -276,10 +276,10 @@ impl<'a> Reader<'a> {
 }
 
 fn decode_header(byte: u8, focus: Focus) -> Header {
-    use LargeThreshold::{Default, Medium, Small};
+    use LargeThreshold::{Medium, Small, Standard};
     let thresholds = match focus {
-        Focus::LargeBlocks => [Small, Medium, Default, Small],
-        Focus::Balanced | Focus::AllocatorApi => [Default, Default, Medium, Small],
+        Focus::LargeBlocks => [Small, Medium, Standard, Small],
+        Focus::Balanced | Focus::AllocatorApi => [Standard, Standard, Medium, Small],
     };
     Header { large_threshold: thresholds[usize::from(byte % 4)], use_pool: byte & 0x80 == 0 }
 }
@@ -304,8 +304,8 @@ fn elem_make(byte: u8) -> (Elem, Make) {
         _ => Elem::Page,
     };
     let make = match (byte / 5) % 3 {
-        0 => Make::FromFn,
-        1 => Make::FromSlice,
+        0 => Make::Generated,
+        1 => Make::Cloned,
         _ => Make::Zeroed,
     };
     (elem, make)
@@ -339,9 +339,9 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
         match *op {
             Op::Open { kind, up } => {
                 let kind = match kind {
-                    ScopeKind::Thread => 0,
-                    ScopeKind::Child => 1,
-                    ScopeKind::Owned => 2,
+                    ScopeKind::ThreadArena => 0,
+                    ScopeKind::ChildScope => 1,
+                    ScopeKind::OwnedArena => 2,
                 };
                 out.extend([opcode(K::Open), kind, encode_up(up)]);
             }
@@ -361,7 +361,9 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
                 out.extend([opcode(K::VecExtend), item, b0, b1, encode_up(up)]);
             }
             Op::VecFreeze { item, up } => out.extend([opcode(K::VecFreeze), item, encode_up(up)]),
-            Op::Box { elem, up } => out.extend([opcode(K::Box), encode_elem_make(elem, Make::FromFn), encode_up(up)]),
+            Op::Boxed { elem, up } => {
+                out.extend([opcode(K::Boxed), encode_elem_make(elem, Make::Generated), encode_up(up)])
+            }
             Op::RawAlloc { bytes, align_log2, zeroed, up } => {
                 let align = encode_align(align_log2, zeroed);
                 match size_field(bytes, threshold) {
@@ -384,7 +386,7 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
                 out.extend([opcode(K::RawShrink), item, keep, encode_align(align_log2, false), encode_up(up)]);
             }
             Op::RawDealloc { item, up } => out.extend([opcode(K::RawDealloc), item, encode_up(up)]),
-            Op::Drop { item, up } => out.extend([opcode(K::Drop), item, encode_up(up)]),
+            Op::DropItem { item, up } => out.extend([opcode(K::DropItem), item, encode_up(up)]),
             Op::Panic { levels, site } => {
                 let site = match site {
                     PanicSite::BetweenOps => 0,
@@ -401,7 +403,7 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
 
 fn encode_header(header: Header) -> u8 {
     let threshold = match header.large_threshold {
-        LargeThreshold::Default => 0,
+        LargeThreshold::Standard => 0,
         LargeThreshold::Medium => 2,
         LargeThreshold::Small => 3,
     };
@@ -431,8 +433,8 @@ fn encode_elem_make(elem: Elem, make: Make) -> u8 {
         Elem::Page => 4,
     };
     let make = match make {
-        Make::FromFn => 0,
-        Make::FromSlice => 1,
+        Make::Generated => 0,
+        Make::Cloned => 1,
         Make::Zeroed => 2,
     };
     elem + 5 * make

@@ -48,7 +48,7 @@ fn install_quiet_hook() {
 /// Which arena a scope is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ArenaId {
-    Thread,
+    ThreadLocal,
     Owned(u32),
 }
 
@@ -219,9 +219,11 @@ fn top_level(ctx: &mut Ctx<'_>) -> Result<(), Violation> {
         match op {
             Op::Trim => ctx.trim(),
             Op::Close | Op::Panic { .. } => ctx.summary.skipped += 1,
-            Op::Open { kind: ScopeKind::Owned, .. } => open_scope(ctx, None, Vec::new(), ScopeKind::Owned, 0, None)?,
-            Op::Open { .. } => open_scope(ctx, None, Vec::new(), ScopeKind::Thread, 0, None)?,
-            first => open_scope(ctx, None, Vec::new(), ScopeKind::Thread, 0, Some(first))?,
+            Op::Open { kind: ScopeKind::OwnedArena, .. } => {
+                open_scope(ctx, None, Vec::new(), ScopeKind::OwnedArena, 0, None)?
+            }
+            Op::Open { .. } => open_scope(ctx, None, Vec::new(), ScopeKind::ThreadArena, 0, None)?,
+            first => open_scope(ctx, None, Vec::new(), ScopeKind::ThreadArena, 0, Some(first))?,
         }
     }
     Ok(())
@@ -264,18 +266,18 @@ fn open_scope<'a>(
 ) -> Result<(), Violation> {
     let level = openers.len();
     let arena = match kind {
-        ScopeKind::Thread => ArenaId::Thread,
-        ScopeKind::Child => ctx.accounts.get(from).map_or(ArenaId::Thread, |account| account.arena),
-        ScopeKind::Owned => {
+        ScopeKind::ThreadArena => ArenaId::ThreadLocal,
+        ScopeKind::ChildScope => ctx.accounts.get(from).map_or(ArenaId::ThreadLocal, |account| account.arena),
+        ScopeKind::OwnedArena => {
             ctx.next_arena += 1;
             ArenaId::Owned(ctx.next_arena)
         }
     };
-    let mut owned = (kind == ScopeKind::Owned)
+    let mut owned = (kind == ScopeKind::OwnedArena)
         .then(|| ctx.spare_arenas.pop().unwrap_or_else(|| Arena::with_config(ctx.owned_config)));
     let entry: Option<Stats> = match (&owned, arena) {
         (Some(owned), _) => Some(owned.stats()),
-        (None, ArenaId::Thread) => Some(thread_stats(ctx)?),
+        (None, ArenaId::ThreadLocal) => Some(thread_stats(ctx)?),
         (None, ArenaId::Owned(_)) => None,
     };
     ctx.accounts.push(Account {
@@ -285,10 +287,10 @@ fn open_scope<'a>(
         adjust: 0,
     });
     let open_on_arena = ctx.accounts.iter().filter(|account| account.arena == arena).count();
-    let base = if arena == ArenaId::Thread { ctx.base_depth } else { 0 };
+    let base = if arena == ArenaId::ThreadLocal { ctx.base_depth } else { 0 };
     let expected_depth = base + u32::try_from(open_on_arena).unwrap_or(u32::MAX);
     ctx.summary.scopes_opened += 1;
-    ctx.summary.owned_scopes += usize::from(kind == ScopeKind::Owned);
+    ctx.summary.owned_scopes += usize::from(kind == ScopeKind::OwnedArena);
     ctx.summary.max_depth = ctx.summary.max_depth.max(level + 1);
 
     let mut parent = parent;
@@ -305,7 +307,7 @@ fn open_scope<'a>(
     });
     let result = panic::catch_unwind(AssertUnwindSafe(|| match owned.as_mut() {
         Some(owned) => owned.scope(|scope| body(scope)),
-        None if kind == ScopeKind::Child => match openers.get(from) {
+        None if kind == ScopeKind::ChildScope => match openers.get(from) {
             Some(opener) => opener.open_child(&mut body),
             None => crate::scope(|scope| body(scope)),
         },
@@ -342,7 +344,7 @@ fn open_scope<'a>(
 fn check_close(ctx: &Ctx<'_>, account: &Account, level: usize, owned: Option<&Arena>) -> Result<(), Violation> {
     let now = match (owned, account.arena) {
         (Some(owned), _) => owned.stats(),
-        (None, ArenaId::Thread) => thread_stats(ctx)?,
+        (None, ArenaId::ThreadLocal) => thread_stats(ctx)?,
         // A child scope of an owned arena: its counters are not readable
         // while the owned arena's outer scope borrows it.
         (None, ArenaId::Owned(_)) => return Ok(()),
@@ -516,13 +518,13 @@ impl<'s> Frame<'s, '_> {
         }
         let target = self.level - up;
         ctx.summary.outer_ops += 1;
-        let measured = ctx.accounts.get(target).is_some_and(|account| account.arena == ArenaId::Thread);
+        let measured = ctx.accounts.get(target).is_some_and(|account| account.arena == ArenaId::ThreadLocal);
         let before = thread_stats(ctx)?.bytes_in_use;
         self.up(up).apply(op, ctx)?;
         if measured {
             let delta = thread_stats(ctx)?.bytes_in_use as isize - before as isize;
             for account in ctx.accounts.iter_mut().skip(target + 1) {
-                if account.arena == ArenaId::Thread {
+                if account.arena == ArenaId::ThreadLocal {
                     account.adjust += delta;
                 }
             }
@@ -605,8 +607,8 @@ impl<'s> Frame<'s, '_> {
         // made zeroed and filled by one copy where the type allows.
         let make = if len > FILL_BY_ELEMENT_MAX && T::view(noise).is_some() { Make::Zeroed } else { make };
         let array = match make {
-            Make::FromFn => from_fn().map_err(|_| failed(ctx))?,
-            Make::FromSlice => match T::view(noise) {
+            Make::Generated => from_fn().map_err(|_| failed(ctx))?,
+            Make::Cloned => match T::view(noise) {
                 Some(items) => scope.try_from_slice(items).map_err(|_| failed(ctx))?,
                 None => from_fn().map_err(|_| failed(ctx))?,
             },
@@ -802,7 +804,7 @@ impl<'s> Frame<'s, '_> {
         // The thread's arena: counters computable (no overflow) and sane,
         // depth as the model says.
         let stats = thread_stats(ctx)?;
-        let thread_scopes = ctx.accounts.iter().filter(|account| account.arena == ArenaId::Thread).count();
+        let thread_scopes = ctx.accounts.iter().filter(|account| account.arena == ArenaId::ThreadLocal).count();
         let depth = ctx.base_depth as usize + thread_scopes;
         if stats.bytes_in_use > isize::MAX as usize || stats.depth as usize != depth {
             return Err(ctx.violation(format!(
@@ -834,12 +836,12 @@ fn op_up(op: &Op) -> u8 {
         | Op::VecPush { up, .. }
         | Op::VecExtend { up, .. }
         | Op::VecFreeze { up, .. }
-        | Op::Box { up, .. }
+        | Op::Boxed { up, .. }
         | Op::RawAlloc { up, .. }
         | Op::RawGrow { up, .. }
         | Op::RawShrink { up, .. }
         | Op::RawDealloc { up, .. }
-        | Op::Drop { up, .. } => up,
+        | Op::DropItem { up, .. } => up,
         Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => 0,
     }
 }
@@ -869,7 +871,7 @@ impl FrameOps for Frame<'_, '_> {
                 self.vec_append(ctx, item, bytes as usize / 4, how)
             }
             Op::VecFreeze { item, .. } => self.vec_freeze(ctx, item),
-            Op::Box { elem, .. } => match elem {
+            Op::Boxed { elem, .. } => match elem {
                 Elem::U8 => self.new_box::<u8>(ctx),
                 Elem::U16 => self.new_box::<u16>(ctx),
                 Elem::U64 => self.new_box::<u64>(ctx),
@@ -880,7 +882,7 @@ impl FrameOps for Frame<'_, '_> {
             Op::RawGrow { item, add, align_log2, zeroed, .. } => self.raw_grow(ctx, item, add, align_log2, zeroed),
             Op::RawShrink { item, keep, align_log2, .. } => self.raw_shrink(ctx, item, keep, align_log2),
             Op::RawDealloc { item, .. } => self.raw_dealloc(ctx, item),
-            Op::Drop { item, .. } => self.drop_item(ctx, item),
+            Op::DropItem { item, .. } => self.drop_item(ctx, item),
             Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => Ok(()),
         }
     }

@@ -5,7 +5,7 @@ use allocator_api2::vec::Vec;
 use num_traits::AsPrimitive;
 
 use super::element::Element;
-use super::output::{check_len, vec_filled_in};
+use super::output::{check_len, vec_zeroed_in};
 use super::parallel::fill_unary;
 
 /// `x[i] as Y` for every element, in a new vector from `alloc`.
@@ -29,7 +29,7 @@ where
     Y: Element,
     A: Allocator,
 {
-    let mut out = vec_filled_in("cast_in", x.len(), Y::default(), alloc);
+    let mut out = vec_zeroed_in("cast_in", x.len(), alloc);
     fill_unary(x, &mut out, &X::as_);
     out
 }

@@ -8,7 +8,7 @@ use num_traits::AsPrimitive;
 
 use super::cast::cast_into;
 use super::element::Element;
-use super::output::{check_len, checked_total, vec_filled_in};
+use super::output::{check_len, checked_total, vec_zeroed_in};
 use super::promote::Promote;
 
 /// Slices to concatenate with a cast to `O`: tuples of one to six slices of
@@ -102,7 +102,7 @@ where
     A: Allocator,
 {
     let total = total_len("concat_cast_in", &parts);
-    let mut out = vec_filled_in("concat_cast_in", total, O::default(), alloc);
+    let mut out = vec_zeroed_in("concat_cast_in", total, alloc);
     parts.cast_parts_into(&mut out);
     out
 }

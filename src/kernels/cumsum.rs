@@ -4,7 +4,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::element::Element;
-use super::output::{check_len, vec_filled_in};
+use super::output::{check_len, vec_zeroed_in};
 
 /// Writes the running sums of `x` into `out`, in order.
 fn running_sums<T: Element>(x: &[T], out: &mut [T]) {
@@ -31,7 +31,7 @@ fn running_sums<T: Element>(x: &[T], out: &mut [T]) {
 /// If `alloc` cannot provide the output.
 #[track_caller]
 pub fn cumsum_in<T: Element, A: Allocator>(x: &[T], alloc: A) -> Vec<T, A> {
-    let mut out = vec_filled_in("cumsum_in", x.len(), T::default(), alloc);
+    let mut out = vec_zeroed_in("cumsum_in", x.len(), alloc);
     running_sums(x, &mut out);
     out
 }

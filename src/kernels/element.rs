@@ -21,7 +21,10 @@ use num_traits::{Num, NumCast};
 ///   NaN (any NaN in the input gives NaN), as NumPy's do.
 ///
 /// The trait is sealed: the kernels rely on the arithmetic above.
-pub trait Element: Copy + Default + Debug + PartialOrd + Num + NumCast + Send + Sync + 'static + sealed::Arith {}
+pub trait Element:
+    Copy + Default + Debug + PartialOrd + Num + NumCast + bytemuck::Zeroable + Send + Sync + 'static + sealed::Arith
+{
+}
 
 pub(crate) mod sealed {
     /// The operations the kernels build on; implemented only in this module.

@@ -6,7 +6,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::element::Element;
-use super::output::{check_len, vec_filled_in};
+use super::output::{check_len, vec_filled_in, vec_zeroed_in};
 use super::parallel::{fill_binary, fill_ternary, fill_unary, update_binary};
 
 /// `out[i] = f(a[i], b[i])` after checking all three lengths.
@@ -29,7 +29,7 @@ fn binary_in<T: Element, A: Allocator>(
     f: impl Fn(T, T) -> T + Sync,
 ) -> Vec<T, A> {
     check_len(kernel, "`b`", b.len(), "`a`", a.len());
-    let mut out = vec_filled_in(kernel, a.len(), T::default(), alloc);
+    let mut out = vec_zeroed_in(kernel, a.len(), alloc);
     fill_binary(a, b, &mut out, &f);
     out
 }
@@ -136,7 +136,7 @@ pub fn div_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 /// If `alloc` cannot provide the output.
 #[track_caller]
 pub fn scale_in<T: Element, A: Allocator>(x: &[T], factor: T, alloc: A) -> Vec<T, A> {
-    let mut out = vec_filled_in("scale_in", x.len(), T::default(), alloc);
+    let mut out = vec_zeroed_in("scale_in", x.len(), alloc);
     fill_unary(x, &mut out, &|v: T| factor.times(v));
     out
 }
@@ -182,7 +182,7 @@ pub fn axpy_into<T: Element>(alpha: T, x: &[T], y: &mut [T]) {
 pub fn fma_in<T: Element, A: Allocator>(a: &[T], b: &[T], c: &[T], alloc: A) -> Vec<T, A> {
     check_len("fma_in", "`b`", b.len(), "`a`", a.len());
     check_len("fma_in", "`c`", c.len(), "`a`", a.len());
-    let mut out = vec_filled_in("fma_in", a.len(), T::default(), alloc);
+    let mut out = vec_zeroed_in("fma_in", a.len(), alloc);
     fill_ternary(a, b, c, &mut out, &T::fused_mul_add);
     out
 }

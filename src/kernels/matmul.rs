@@ -16,7 +16,7 @@ use allocator_api2::vec::Vec;
 use rayon::prelude::*;
 
 use super::element::Element;
-use super::output::{check_len, checked_product, vec_filled_in, vec_with_capacity_in};
+use super::output::{check_len, checked_product, vec_with_capacity_in, vec_zeroed_in};
 
 /// Rows of a micro-tile (and of a packed micro-panel of `a`).
 const MR: usize = 4;
@@ -67,7 +67,7 @@ pub fn matmul_in<T: Element, A: Allocator + Copy>(
 ) -> Vec<T, A> {
     check_inputs("matmul_in", a, b, m, k, n);
     let len = checked_product("matmul_in", "m * n", m, n);
-    let mut out = vec_filled_in("matmul_in", len, T::zero(), alloc);
+    let mut out = vec_zeroed_in("matmul_in", len, alloc);
     multiply("matmul_in", a, b, m, k, n, &mut out, alloc);
     out
 }

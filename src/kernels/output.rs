@@ -21,6 +21,38 @@ pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, al
     out
 }
 
+/// A vector in `alloc` of `len` zeros, from one zeroed allocation (a memset
+/// at most: no element-by-element fill, and nothing at all on memory the
+/// allocator knows is zero, such as a fresh large block).
+///
+/// # Panics
+/// If the size overflows or `alloc` refuses the memory, naming `kernel`.
+#[track_caller]
+pub(crate) fn vec_zeroed_in<T: bytemuck::Zeroable, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
+    match crate::array::zeroed_vec_in(len, alloc) {
+        Ok(out) => out,
+        Err(_) => zeroed_allocation_failed::<T>(kernel, len),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn zeroed_allocation_failed<T>(kernel: &str, len: usize) -> ! {
+    let elem_bytes = size_of::<T>();
+    let type_name = std::any::type_name::<T>();
+    match len.checked_mul(elem_bytes).filter(|&bytes| bytes <= isize::MAX as usize) {
+        None => panic!(
+            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
+             the size overflows isize"
+        ),
+        Some(bytes) => panic!(
+            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
+             the allocator refused {bytes} bytes"
+        ),
+    }
+}
+
 /// A vector in `alloc` of `len` copies of `value`, allocated once.
 ///
 /// # Panics

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 /// Shorter inputs run on the calling thread, where spawning tasks would cost
 /// more than it saves. (`cumsum` is always sequential; `matmul` has its own
 /// [`MATMUL_PARALLEL_THRESHOLD`](super::MATMUL_PARALLEL_THRESHOLD).)
-pub const PARALLEL_THRESHOLD: usize = 1 << 16;
+pub const PARALLEL_THRESHOLD: usize = 1 << 18;
 
 /// Elements per rayon task in the elementwise drivers.
 pub(crate) const CHUNK_LEN: usize = 1 << 14;
