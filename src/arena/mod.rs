@@ -603,7 +603,9 @@ impl Arena {
             return false;
         };
         let addr = ptr.as_ptr().addr();
-        let floor_addr = if floor.slab == self.cur { floor.addr } else { slab.start_addr() };
+        // A checkpoint taken on an empty arena holds the placeholder address 1:
+        // the slab start bounds it (a side block may end right where the slab begins).
+        let floor_addr = if floor.slab == self.cur { floor.addr.max(slab.start_addr()) } else { slab.start_addr() };
         floor.slab <= self.cur && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
     }
 
