@@ -266,7 +266,7 @@ impl<'s> Scope<'s> {
     /// the innermost one and `ptr` is that block; returns whether it did.
     fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        ptr.as_ptr().addr() % new.align() == 0
+        ptr.as_ptr().addr().is_multiple_of(new.align())
             && arena.depth() == self.depth
             && arena.resize_top_in_place(ptr, old.size(), new.size(), self.start)
     }
@@ -391,7 +391,7 @@ unsafe impl Allocator for Scope<'_> {
     }
 
     unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if ptr.as_ptr().addr() % new.align() == 0 {
+        if ptr.as_ptr().addr().is_multiple_of(new.align()) {
             // Shrinking where it is always works; moving the pointer back is a bonus.
             self.resize_in_place(ptr, old, new);
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
