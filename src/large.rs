@@ -293,7 +293,7 @@ mod tests {
         assert_eq!(size_class(usize::MAX), None);
         for bytes in [5000, 1 << 20, 3 << 20, 77_777_777] {
             let class = size_class(bytes).unwrap();
-            assert!(class >= bytes && class % PAGE_BYTES == 0);
+            assert!(class >= bytes && class.is_multiple_of(PAGE_BYTES));
             assert!(class - bytes <= bytes / 4 + PAGE_BYTES, "{bytes} -> {class}");
         }
     }
