@@ -58,24 +58,23 @@ impl SlabPool {
 
     /// Keeps `slab` if the budget allows; otherwise hands it back to be freed.
     pub fn give_slab(&self, slab: Slab) -> Option<Slab> {
-        let mut held = self.held();
-        if held.bytes + slab.len() > self.budget_bytes.load(Ordering::Relaxed) {
-            return Some(slab);
-        }
-        held.bytes += slab.len();
-        held.slabs.push(slab);
-        self.nonempty.store(true, Ordering::Relaxed);
-        None
+        let len = slab.len();
+        self.give(slab, len, |held| &mut held.slabs)
     }
 
     /// Keeps `block` if the budget allows; otherwise hands it back to be unmapped.
     pub fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
+        let len = block.len();
+        self.give(block, len, |held| &mut held.blocks)
+    }
+
+    fn give<T>(&self, item: T, len: usize, list: impl FnOnce(&mut Held) -> &mut Vec<T>) -> Option<T> {
         let mut held = self.held();
-        if held.bytes + block.len() > self.budget_bytes.load(Ordering::Relaxed) {
-            return Some(block);
+        if held.bytes + len > self.budget_bytes.load(Ordering::Relaxed) {
+            return Some(item);
         }
-        held.bytes += block.len();
-        held.blocks.push(block);
+        held.bytes += len;
+        list(&mut held).push(item);
         self.nonempty.store(true, Ordering::Relaxed);
         None
     }
