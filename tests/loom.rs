@@ -69,6 +69,7 @@ fn block_dropped_on_a_foreign_thread_is_reused_only_after_the_drop() {
             let block = block.clone();
             thread::spawn(move || {
                 // The array's elements are dropped (written), then the block is handed back.
+                // SAFETY: loom checks this access; the model is the owner's protocol.
                 block.bytes.with_mut(|b| unsafe { *b = 0 });
                 block.released.mark_released();
             })
@@ -76,6 +77,7 @@ fn block_dropped_on_a_foreign_thread_is_reused_only_after_the_drop() {
         // The owner polls at its next large request: it may reuse the block
         // only once the flag says so (loom reports a data race otherwise).
         if block.released.is_released() {
+            // SAFETY: loom reports a data race here unless the flag orders it.
             block.bytes.with_mut(|b| unsafe {
                 assert_eq!(*b, 0);
                 *b = 42;
@@ -84,6 +86,7 @@ fn block_dropped_on_a_foreign_thread_is_reused_only_after_the_drop() {
         // The owner's scope exit happens after the foreign thread is joined:
         // then the block goes back whatever the flag.
         foreign.join().unwrap();
+        // SAFETY: the foreign thread is joined: nothing else touches the cell.
         block.bytes.with_mut(|b| unsafe { *b = 1 });
     });
 }

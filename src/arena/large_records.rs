@@ -198,9 +198,12 @@ impl Arena {
     /// The live record whose block starts at `ptr` and belongs to the scope at `depth`.
     fn find_large(&self, ptr: NonNull<u8>, depth: u32) -> Option<NonNull<LargeRecord>> {
         self.large_live.iter().rev().copied().find(|record| {
-            // SAFETY: live records are valid; `block` is read on the owner thread.
+            // SAFETY: live records are valid, and their plain fields read-only.
             let record = unsafe { record.as_ref() };
-            record.depth == depth && unsafe { &*record.block.get() }.as_ref().is_some_and(|block| block.ptr() == ptr)
+            // SAFETY: `block` is touched only on the owner thread (this one),
+            // and nothing holds a mutable reference to it during this read.
+            let block = unsafe { &*record.block.get() };
+            record.depth == depth && block.as_ref().is_some_and(|block| block.ptr() == ptr)
         })
     }
 

@@ -111,10 +111,10 @@ impl<'s> RawBlock<'s> {
         if new.size() < old.size() {
             return Err(format!("harness bug: grow from {old:?} to {new:?}"));
         }
-        // SAFETY: `ptr` is a live block of `scope` allocated with `old` (type
-        // invariant: `scope` is the allocating scope's handle, the only
-        // `Scope<'s>`), and `new.size() >= old.size()` (checked above).
         let result =
+            // SAFETY: `ptr` is a live block of `scope` allocated with `old` (type
+            // invariant: `scope` is the allocating scope's handle, the only
+            // `Scope<'s>`), and `new.size() >= old.size()` (checked above).
             unsafe { if zeroed { scope.grow_zeroed(self.ptr, old, new) } else { scope.grow(self.ptr, old, new) } };
         let block = result.map_err(|_| format!("grow({old:?} -> {new:?}) failed with no limit configured"))?;
         if block.len() < new.size() {
