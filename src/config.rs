@@ -77,11 +77,18 @@ impl Config {
         use_pool: true,
     };
 
-    /// This configuration with slab sizes clamped to the documented ranges.
+    /// This configuration with slab sizes and the large threshold clamped
+    /// to the documented ranges.
     pub(crate) const fn normalized(self) -> Config {
         let first = round_to_pages(self.first_slab_bytes);
         let max = round_to_pages(self.max_slab_bytes);
-        Config { first_slab_bytes: first, max_slab_bytes: if max < first { first } else { max }, ..self }
+        let threshold = if self.large_threshold_bytes < PAGE_BYTES { PAGE_BYTES } else { self.large_threshold_bytes };
+        Config {
+            first_slab_bytes: first,
+            max_slab_bytes: if max < first { first } else { max },
+            large_threshold_bytes: threshold,
+            ..self
+        }
     }
 }
 
@@ -113,5 +120,15 @@ mod tests {
         let c = Config { first_slab_bytes: usize::MAX, ..Config::DEFAULT }.normalized();
         assert_eq!(c.first_slab_bytes % PAGE_BYTES, 0);
         assert!(c.max_slab_bytes >= c.first_slab_bytes);
+    }
+
+    #[test]
+    fn a_large_threshold_below_a_page_is_raised_to_a_page() {
+        for threshold in [0, 1, PAGE_BYTES - 1] {
+            let c = Config { large_threshold_bytes: threshold, ..Config::DEFAULT }.normalized();
+            assert_eq!(c.large_threshold_bytes, PAGE_BYTES);
+        }
+        let c = Config { large_threshold_bytes: PAGE_BYTES + 1, ..Config::DEFAULT }.normalized();
+        assert_eq!(c.large_threshold_bytes, PAGE_BYTES + 1);
     }
 }

@@ -56,9 +56,11 @@
 //!   an offset of its own, so misplaced or copied data is caught as well as
 //!   overwritten data), and a growable vector has the length the model expects;
 //! - an array lives in a large block exactly when its size reaches the
-//!   threshold;
+//!   threshold, and a frozen vector whose elements reach it does too;
 //! - the thread's arena reports a sane `bytes_in_use` (computing it must not
-//!   overflow) and the depth the model expects.
+//!   overflow) and the depth the model expects, and its internal invariants
+//!   hold ([`check_invariants`](crate::check_invariants)); an owned arena's
+//!   are checked whenever no scope borrows it.
 //!
 //! When a scope closes, normally or by a caught injected panic:
 //!
@@ -174,11 +176,17 @@ pub struct Header {
     /// [`Config::use_pool`](crate::Config::use_pool) of the owned arenas, and
     /// of the thread's arena for the run (when the run reconfigures it).
     pub use_pool: bool,
+    /// Slabs of [`LARGE_SLAB_BYTES`] from the start, so that a vector can grow
+    /// in place up to and past the large threshold.
+    pub large_slabs: bool,
 }
+
+/// The slab size of a run with [`Header::large_slabs`].
+pub const LARGE_SLAB_BYTES: usize = 8 << 20;
 
 impl Default for Header {
     fn default() -> Header {
-        Header { large_threshold: LargeThreshold::Standard, use_pool: true }
+        Header { large_threshold: LargeThreshold::Standard, use_pool: true, large_slabs: false }
     }
 }
 
@@ -209,6 +217,9 @@ pub enum Elem {
     Align64,
     /// A 4096-byte struct aligned to 4096 (the largest alignment served).
     Page,
+    /// A zero-sized struct aligned to 64: takes no memory, yet every array
+    /// and box of it must still be aligned to 64.
+    Empty64,
 }
 
 /// Which constructor makes an array.
@@ -308,7 +319,8 @@ pub enum Op {
     RawAlloc {
         /// Size.
         bytes: u32,
-        /// Alignment, as a power of two (0..=12).
+        /// Alignment, as a power of two (0..=13); 13 (8 KiB, above a page)
+        /// must be refused in every state of the arena.
         align_log2: u8,
         /// `allocate_zeroed`.
         zeroed: bool,

@@ -70,12 +70,14 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
 ///
 /// Invariants: `map` is valid for reads and writes of `map.len()` bytes while
 /// the block exists, and is unmapped when it is dropped; `zeroed` is true only
-/// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`).
+/// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`);
+/// `locked` is true exactly when the pages are locked (`mlock`).
 pub(crate) struct LargeBlock {
     map: MmapMut,
     /// `map`'s first byte, taken once (reading it needs `&mut MmapMut`).
     ptr: NonNull<u8>,
     pub(crate) zeroed: bool,
+    locked: bool,
 }
 
 /// Why a new mapping could not be made.
@@ -107,7 +109,40 @@ impl LargeBlock {
         if options.lock {
             map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
         }
-        Ok((LargeBlock { map, ptr, zeroed: true }, huge_refused))
+        Ok((LargeBlock { map, ptr, zeroed: true, locked: options.lock }, huge_refused))
+    }
+
+    /// Locks or unlocks the pages, as `lock` says. A refused lock leaves the
+    /// block unlocked and reports the OS error.
+    pub(crate) fn set_locked(&mut self, lock: bool) -> Result<(), MapError> {
+        if lock == self.locked {
+            return Ok(());
+        }
+        if lock {
+            self.map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
+        } else {
+            // Unlocking a locked range cannot fail for a mapping we own; if it
+            // did, the block would stay locked, which is only a cost.
+            let _ = self.map.unlock();
+        }
+        self.locked = lock;
+        Ok(())
+    }
+
+    /// Makes every page resident (what `MAP_POPULATE` does for a fresh
+    /// mapping), so that the first touches of a reused block do not fault.
+    pub(crate) fn populate(&mut self) {
+        if self.map.advise(Advice::PopulateWrite).is_ok() {
+            return;
+        }
+        // Kernels before 5.14 lack MADV_POPULATE_WRITE: touch each page. Writing
+        // a zero keeps a zeroed block zeroed, and a handed-out block's contents
+        // are unspecified anyway.
+        for offset in (0..self.len()).step_by(PAGE_BYTES) {
+            // SAFETY: `offset` is inside the mapping, valid for writes, and no
+            // reference into the block exists (it is being handed out).
+            unsafe { self.ptr.as_ptr().add(offset).write(0) };
+        }
     }
 
     /// The first byte of the mapping.
@@ -124,6 +159,8 @@ impl LargeBlock {
     /// The caller guarantees that nothing refers into the block: it is
     /// in the cache, not handed out.
     fn advise_away(&mut self, mode: ReturnMode) -> io::Result<()> {
+        // Locked pages cannot be advised away; a cold block holds no memory to lock.
+        let _ = self.set_locked(false);
         let advice = match mode {
             ReturnMode::Free => UncheckedAdvice::Free,
             _ => UncheckedAdvice::DontNeed,
@@ -264,6 +301,24 @@ impl LargeBlockCache {
     pub(crate) fn drain_warm(&mut self) -> Vec<LargeBlock> {
         self.warm_bytes = 0;
         self.classes.iter_mut().flat_map(|c| c.warm.drain(..).map(|(_, block)| block)).collect()
+    }
+
+    /// Checks the byte counts against the cached blocks.
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        let warm: usize = self.classes.iter().flat_map(|c| &c.warm).map(|(_, block)| block.len()).sum();
+        let cold: usize = self.classes.iter().flat_map(|c| &c.cold).map(LargeBlock::len).sum();
+        let misplaced = self
+            .classes
+            .iter()
+            .any(|c| c.warm.iter().map(|(_, block)| block).chain(&c.cold).any(|block| block.len() != c.class_bytes));
+        if (warm, cold) != (self.warm_bytes, self.cold_bytes) || misplaced {
+            return Err(format!(
+                "large cache counts (warm, cold) {:?} disagree with its blocks {:?}",
+                (self.warm_bytes, self.cold_bytes),
+                (warm, cold)
+            ));
+        }
+        Ok(())
     }
 
     /// Unmaps every cached block.

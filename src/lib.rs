@@ -94,7 +94,7 @@ pub use array::{ScopedArray, ScopedBox, ScopedVec};
 pub use config::Config;
 pub use large::{MapOptions, ReturnMode};
 pub use pool::{configure_pool, global_stats, trim_pool};
-pub use scope::{Scope, config, configure, scope, stats, trim};
+pub use scope::{Scope, check_invariants, config, configure, scope, stats, trim};
 
 /// The shared-state types, for the loom models in `tests/loom.rs` only.
 #[cfg(loom)]

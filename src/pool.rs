@@ -249,7 +249,13 @@ pub(crate) fn global() -> Option<&'static (SlabPool, GlobalCounters)> {
 /// assert!(global.arenas_dropped >= 1);
 /// assert!(global.scopes_opened >= 1);
 /// ```
+///
+/// Returns all-zero figures when called from a global allocator in the middle
+/// of an arena operation of this thread (which may hold the pool's lock).
 pub fn global_stats() -> crate::GlobalStats {
+    if crate::sync::thread_is_busy() {
+        return crate::GlobalStats::default();
+    }
     let Some((pool, counters)) = global() else { return crate::GlobalStats::default() };
     let held = pool.snapshot();
     let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -272,7 +278,14 @@ pub fn global_stats() -> crate::GlobalStats {
 /// Sets the bound on the bytes the process-wide pool holds (default 256
 /// MiB), returning what exceeds it to the OS now. A budget of 0 disables
 /// pooling: dropped arenas then return everything to the OS.
+///
+/// Does nothing when called from a global allocator in the middle of an arena
+/// operation of this thread.
 pub fn configure_pool(budget_bytes: usize) {
+    if crate::sync::thread_is_busy() {
+        return;
+    }
+    let _busy = crate::sync::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         let released = pool.set_budget(budget_bytes);
         counters.system_deallocations.fetch_add(released.slabs, Ordering::Relaxed);
@@ -280,8 +293,12 @@ pub fn configure_pool(budget_bytes: usize) {
     }
 }
 
-/// Returns everything the process-wide pool holds to the OS now, keeping its budget.
+/// Returns everything the process-wide pool holds to the OS now, keeping its
+/// budget. Does nothing where [`configure_pool`] does nothing.
 pub fn trim_pool() {
+    if crate::sync::thread_is_busy() {
+        return;
+    }
     if let Some((pool, _)) = global() {
         let budget = pool.snapshot().budget_bytes;
         configure_pool(0);

@@ -1,6 +1,18 @@
 //! The thread's own arena, [`scope`], and the [`Scope`] handle through which
 //! everything is allocated. This is the only module that touches thread-local
 //! storage.
+//!
+//! # Re-entrancy
+//!
+//! The arena's own bookkeeping (slab lists, large-block records, side chunks,
+//! the slabs themselves) goes through the global allocator, and a
+//! `#[global_allocator]` may call back into this crate while an arena
+//! operation is half done. Every operation that may call the global allocator
+//! runs with the thread's *busy* flag raised (`sync::BusyGuard`); the safe
+//! entry points check it first, so a re-entrant call never touches an arena
+//! that is mid-operation: [`scope`] runs on a temporary arena, [`stats`] and
+//! [`config`] return defaults, [`configure`] and [`trim`] do nothing. The
+//! flag lives outside every arena, so reading it never aliases one.
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
@@ -12,20 +24,25 @@ use allocator_api2::alloc::{AllocError, Allocator};
 use crate::arena::{Arena, Checkpoint, LargeHandle, LargeOwner};
 use crate::config::Config;
 use crate::error::Failure;
-use crate::side::SideBlocks;
 use crate::stats::Stats;
+use crate::sync::{BusyGuard, thread_is_busy};
 
 thread_local! {
     static THREAD_ARENA: UnsafeCell<Arena> = const { UnsafeCell::new(Arena::new()) };
 }
 
-/// Runs `f` on this thread's arena, or returns `f` back if the thread-local
-/// has already been destroyed (a call from another thread-local's destructor).
+/// Runs `f` on this thread's arena, or returns `f` back if the arena cannot
+/// be touched now: the thread-local has already been destroyed (a call from
+/// another thread-local's destructor), or an arena operation of this thread
+/// is in progress (a call from the global allocator).
 ///
 /// `#[inline(always)]`: rustc does not inline `LocalKey::try_with` on its own,
 /// which costs several nanoseconds per scope.
 #[inline(always)]
 fn with_thread_arena<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
+    if thread_is_busy() {
+        return Err(f);
+    }
     let mut f = Some(f);
     let result = THREAD_ARENA.try_with(
         #[inline(always)]
@@ -59,7 +76,8 @@ fn with_thread_arena<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
 /// ```
 ///
 /// Called from a thread-local destructor after this crate's thread-local is
-/// gone, the scope runs on a temporary arena instead of panicking.
+/// gone, or from a global allocator while this thread's arena is in the middle
+/// of an operation, the scope runs on a temporary arena instead.
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     let run = |arena: NonNull<Arena>| {
@@ -71,7 +89,9 @@ pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     match with_thread_arena(run) {
         Ok(r) => r,
         Err(run) => {
-            let mut fallback = Arena::new();
+            // Without the pool: when this thread is busy, an arena operation
+            // may hold the pool's lock (a thread exit giving its slabs).
+            let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
             run(NonNull::from(&mut fallback))
         }
     }
@@ -86,7 +106,7 @@ pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
 unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
     let (start, depth) = unsafe { (*arena.as_ptr()).enter_scope() };
-    let scope = Scope { arena, start, depth, side: UnsafeCell::new(None), _brand: PhantomData };
+    let scope = Scope { arena, start, depth, _brand: PhantomData };
     let _exit = ExitOnDrop(&scope);
     f(&scope)
 }
@@ -98,18 +118,22 @@ struct ExitOnDrop<'a, 's>(&'a Scope<'s>);
 impl Drop for ExitOnDrop<'_, '_> {
     #[inline(always)]
     fn drop(&mut self) {
-        let scope = self.0;
         // SAFETY: the scope's closure has returned or unwound, so every value
-        // with its lifetime is gone and nothing else is borrowing the arena or
-        // the side blocks; the arena is valid (contract of `run_scope`).
-        unsafe {
-            let arena = &mut *scope.arena.as_ptr();
-            if let Some(side) = (*scope.side.get()).as_deref_mut() {
-                arena.release_side(side);
-            }
-            arena.exit_scope(&scope.start);
+        // with its lifetime is gone and nothing else is borrowing the arena;
+        // the arena is valid (contract of `run_scope`).
+        if !unsafe { (*self.0.arena.as_ptr()).exit_scope_fast(&self.0.start) } {
+            exit_scope_slow(self.0);
         }
     }
+}
+
+/// The exit of a scope that has memory to release.
+#[cold]
+#[inline(never)]
+fn exit_scope_slow(scope: &Scope<'_>) {
+    let _busy = BusyGuard::raise();
+    // SAFETY: as in `ExitOnDrop::drop`, whose caller this is.
+    unsafe { (*scope.arena.as_ptr()).exit_scope_slow(&scope.start) }
 }
 
 /// A handle to an open scope: allocate from it, open child scopes from it.
@@ -131,11 +155,10 @@ pub struct Scope<'s> {
     /// Where the arena's bump pointer was when this scope opened; the scope
     /// never moves the pointer below it.
     start: Checkpoint,
-    /// The arena's depth while this scope is the innermost one.
+    /// The arena's depth while this scope is the innermost one; while a
+    /// child is open, this scope's requests go to the arena's side chunks for
+    /// this depth.
     depth: u32,
-    /// Where this scope's requests go while a child scope is open; made on
-    /// first use, so that opening a scope costs nothing for it.
-    side: UnsafeCell<Option<Box<SideBlocks>>>,
     /// Invariance: a `Scope<'long>` can never pass for a `Scope<'short>` or
     /// the reverse. `NonNull` above already makes the type `!Send + !Sync`.
     _brand: PhantomData<fn(&'s ()) -> &'s ()>,
@@ -195,10 +218,13 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         let arena = self.arena_mut();
-        if arena.depth() == self.depth && !arena.is_large(layout) {
-            return arena.alloc_small(layout);
+        if arena.depth() == self.depth
+            && arena.is_small(layout)
+            && let Some(ptr) = arena.bump(layout)
+        {
+            return Ok(ptr);
         }
-        self.alloc_cold(arena, layout).map(|tracked| tracked.ptr)
+        self.alloc_cold(layout).map(|tracked| tracked.ptr)
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
@@ -207,27 +233,36 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn alloc_tracked(&self, layout: Layout) -> Result<Tracked, AllocError> {
         let arena = self.arena_mut();
-        if arena.depth() == self.depth && !arena.is_large(layout) {
-            return arena.alloc_small(layout).map(|ptr| Tracked { ptr, large: None, zeroed: false });
+        if arena.depth() == self.depth
+            && arena.is_small(layout)
+            && let Some(ptr) = arena.bump(layout)
+        {
+            return Ok(Tracked { ptr, large: None, zeroed: false });
         }
-        self.alloc_cold(arena, layout)
+        self.alloc_cold(layout)
     }
 
+    /// Every allocation the bump fast path does not serve: a large block (or
+    /// a refusal), a new slab, a side chunk of a scope that is not the
+    /// innermost one, a bypass-mode block.
     #[cold]
     #[inline(never)]
-    fn alloc_cold(&self, arena: &mut Arena, layout: Layout) -> Result<Tracked, AllocError> {
-        if arena.is_large(layout) {
+    fn alloc_cold(&self, layout: Layout) -> Result<Tracked, AllocError> {
+        let _busy = BusyGuard::raise();
+        let arena = self.arena_mut();
+        let small = |ptr| Tracked { ptr, large: None, zeroed: false };
+        if !arena.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: Some(self.arena), token: thread_token() };
             let large = arena.alloc_large(layout, owner)?;
             return Ok(Tracked { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
         }
-        if arena.debug_mode() == crate::DebugMode::Bypass {
-            return arena.bypass_alloc(layout, self.depth).map(|ptr| Tracked { ptr, large: None, zeroed: false });
+        if arena.depth() == self.depth {
+            return arena.alloc_slow(layout).map(small);
         }
-        // SAFETY: the side blocks are touched only by this scope's allocation
-        // and exit paths, which never run at the same time.
-        let side = unsafe { &mut *self.side.get() }.get_or_insert_with(|| Box::new(SideBlocks::new()));
-        arena.side_alloc(side, layout).map(|ptr| Tracked { ptr, large: None, zeroed: false })
+        if arena.debug_mode() == crate::DebugMode::Bypass {
+            return arena.bypass_alloc(layout, self.depth).map(small);
+        }
+        arena.side_alloc(self.depth, layout).map(small)
     }
 
     /// The handle of the large block at `ptr` that this scope allocated, if any.
@@ -254,12 +289,20 @@ impl<'s> Scope<'s> {
 
     /// Releases the block at `ptr` if this scope can: the top of the bump
     /// region when this scope is the innermost one, or a large block of its own.
+    #[inline(always)]
     fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
         let arena = self.arena_mut();
         let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), self.start);
-        if !released {
-            arena.release_large_at(ptr, self.depth);
+        if !released && arena.has_live_large_blocks() {
+            self.release_large_at(ptr);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_large_at(&self, ptr: NonNull<u8>) {
+        let _busy = BusyGuard::raise();
+        self.arena_mut().release_large_at(ptr, self.depth);
     }
 
     /// Resizes the top block of the bump region in place, if this scope is
@@ -320,6 +363,7 @@ pub(crate) fn thread_token() -> usize {
 /// As [`Arena::release_large_from_drop`]: the array holding `handle` is being
 /// dropped inside its scope and never uses the handle again.
 pub(crate) unsafe fn release_large_block(handle: LargeHandle) {
+    let _busy = BusyGuard::raise();
     // SAFETY: forwarded contract; the token is this thread's.
     unsafe { Arena::release_large_from_drop(handle, thread_token()) }
 }
@@ -412,30 +456,57 @@ unsafe impl Allocator for Scope<'_> {
 /// assert_eq!(arena::stats().bytes_in_use, 0);
 /// ```
 ///
-/// Returns all-zero stats if called while this thread's arena is being destroyed.
+/// Returns all-zero stats if called while this thread's arena is being
+/// destroyed, or from a global allocator in the middle of an arena operation.
 pub fn stats() -> Stats {
     // SAFETY: a shared read of this thread's arena; no `&mut` to it is live
     // while this runs (no arena operation is in progress on this thread).
     with_thread_arena(|arena| unsafe { (*arena.as_ptr()).stats() }).unwrap_or_default()
 }
 
-/// The configuration of this thread's arena.
+/// The configuration of this thread's arena ([`Config::DEFAULT`] where
+/// [`stats`] returns all-zero stats).
 pub fn config() -> Config {
     // SAFETY: as in `stats`.
     with_thread_arena(|arena| unsafe { (*arena.as_ptr()).config() }).unwrap_or_default()
 }
 
 /// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
-/// Other threads' arenas are not affected.
+/// Other threads' arenas are not affected. Does nothing where [`stats`]
+/// returns all-zero stats.
 pub fn configure(config: Config) {
-    // SAFETY: exclusive access for the duration of the call: no arena
-    // operation is in progress on this thread while it runs.
-    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).configure(config) });
+    let _ = with_thread_arena(|arena| {
+        let _busy = BusyGuard::raise();
+        // SAFETY: exclusive access for the duration of the call: no arena
+        // operation is in progress on this thread (the busy flag was clear).
+        unsafe { (*arena.as_ptr()).configure(config) }
+    });
 }
 
 /// Returns this thread's spare memory to the system now (see [`Arena::trim`]).
-/// Memory of open scopes stays.
+/// Memory of open scopes stays. Does nothing where [`stats`] returns all-zero stats.
 pub fn trim() {
-    // SAFETY: as in `configure`.
-    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).trim() });
+    let _ = with_thread_arena(|arena| {
+        let _busy = BusyGuard::raise();
+        // SAFETY: as in `configure`.
+        unsafe { (*arena.as_ptr()).trim() }
+    });
+}
+
+/// Checks the invariants of this thread's arena (see
+/// [`Arena::check_invariants`]); for tests and fuzzing. `Ok` where [`stats`]
+/// returns all-zero stats (the arena cannot be read then).
+///
+/// ```
+/// arena::scope(|s| {
+///     let _a = s.filled(100, 1_u8);
+///     assert_eq!(arena::check_invariants(), Ok(()));
+/// });
+/// ```
+///
+/// # Errors
+/// A description of the first broken invariant.
+pub fn check_invariants() -> Result<(), String> {
+    // SAFETY: as in `stats`.
+    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).check_invariants() }).unwrap_or(Ok(()))
 }

@@ -46,3 +46,44 @@ impl Default for ReleaseFlag {
         ReleaseFlag::new()
     }
 }
+
+std::thread_local! {
+    /// Whether this thread is inside arena machinery that may call the global
+    /// allocator: see [`BusyGuard`]. `const` and without a destructor, so it
+    /// stays readable during thread teardown.
+    static BUSY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread *busy* until dropped: an arena operation that may call
+/// the global allocator (new slabs, records, side chunks, releases, the
+/// process-wide pool's lists) is under way.
+///
+/// A `#[global_allocator]` may call back into this crate from inside such an
+/// operation. The safe entry points check [`thread_is_busy`] first and then
+/// touch no arena and take no lock: a re-entrant call can neither alias an
+/// arena that is mid-operation nor deadlock on the pool's mutex.
+pub(crate) struct BusyGuard {
+    was_busy: bool,
+}
+
+impl BusyGuard {
+    #[inline]
+    pub(crate) fn raise() -> BusyGuard {
+        BusyGuard { was_busy: BUSY.with(|busy| busy.replace(true)) }
+    }
+}
+
+impl Drop for BusyGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.was_busy {
+            BUSY.with(|busy| busy.set(false));
+        }
+    }
+}
+
+/// Whether an arena operation of this thread is under way (see [`BusyGuard`]).
+#[inline(always)]
+pub(crate) fn thread_is_busy() -> bool {
+    BUSY.with(std::cell::Cell::get)
+}

@@ -54,3 +54,26 @@ fn released_memory_is_poisoned_before_reuse() {
         assert!(unsafe { std::slice::from_raw_parts(again.as_ptr(), 256) }.iter().all(|&b| b == arena::POISON_BYTE));
     });
 }
+
+#[test]
+fn side_chunks_are_poisoned_when_their_scope_exits() {
+    // SAFETY: as above; both tests set the same value.
+    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    // An outer scope's allocation while an inner scope is open lands in a
+    // side chunk, released when the outer scope exits.
+    let side_address = |fill: u8| arena::scope(|outer| outer.scope(|_inner| outer.filled(512, fill).as_ptr().addr()));
+    let first = side_address(7);
+    assert_eq!(side_address(8), first, "the side chunk was not kept for reuse");
+    arena::scope(|outer| {
+        outer.scope(|_inner| {
+            let layout = Layout::from_size_align(512, 1).unwrap();
+            let block = outer.allocate(layout).unwrap().cast::<u8>();
+            assert_eq!(block.as_ptr().addr(), first);
+            // SAFETY: 512 bytes from `outer`, written by the arena only (the
+            // poison of the previous side chunk's release).
+            let bytes = unsafe { std::slice::from_raw_parts(block.as_ptr(), 512) };
+            assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE), "side chunk not poisoned: {:?}", &bytes[..8]);
+        })
+    });
+}

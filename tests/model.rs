@@ -247,7 +247,7 @@ fn grow_of_an_outer_block_inside_an_inner_scope_moves_it_out_of_the_inner_region
 
 #[test]
 fn large_blocks_are_released_early_and_at_scope_exit() {
-    let header = Header { large_threshold: LargeThreshold::Small, use_pool: true };
+    let header = Header { large_threshold: LargeThreshold::Small, use_pool: true, large_slabs: false };
     let summary = run_ok(
         header,
         &[
@@ -355,7 +355,7 @@ fn freeing_a_side_block_adjacent_to_the_first_slab_keeps_the_bump_pointer_in_the
     ];
     // A fresh thread: its arena is empty, and with `use_pool: false` its
     // first slab comes from the (packing) global allocator.
-    let header = Header { large_threshold: LargeThreshold::Standard, use_pool: false };
+    let header = Header { large_threshold: LargeThreshold::Standard, use_pool: false, large_slabs: false };
     let bytes = harness::encode(header, &ops);
     let result = std::thread::spawn(move || {
         PACKING.with(|packing| packing.set(true));
@@ -366,4 +366,69 @@ fn freeing_a_side_block_adjacent_to_the_first_slab_keeps_the_bump_pointer_in_the
     if let Err(violation) = result {
         panic!("{violation}");
     }
+}
+
+#[test]
+fn zero_sized_elements_keep_their_alignment_everywhere() {
+    let summary = run_ok(
+        Header::default(),
+        &[
+            OPEN_THREAD,
+            array(Elem::U8, 3, 0),
+            array(Elem::Empty64, 7, 0),
+            Op::Boxed { elem: Elem::Empty64, up: 0 },
+            OPEN_CHILD,
+            // From a scope that is not the innermost: the side-chunk path.
+            array(Elem::Empty64, 100, 1),
+            Op::Boxed { elem: Elem::Empty64, up: 1 },
+            OPEN_OWNED,
+            array(Elem::Empty64, 999, 0),
+            Op::Close,
+            Op::Close,
+            Op::Close,
+        ],
+    );
+    assert_eq!(summary.outer_ops, 2);
+}
+
+#[test]
+fn alignment_above_a_page_is_refused_cold_and_warm() {
+    run_ok(
+        Header::default(),
+        &[
+            OPEN_THREAD,
+            Op::RawAlloc { bytes: 64, align_log2: 13, zeroed: false, up: 0 },
+            array(Elem::U8, 100, 0),
+            Op::RawAlloc { bytes: 64, align_log2: 13, zeroed: false, up: 0 },
+            Op::RawAlloc { bytes: 64, align_log2: 13, zeroed: true, up: 0 },
+            OPEN_CHILD,
+            Op::RawAlloc { bytes: 64, align_log2: 13, zeroed: false, up: 1 },
+            Op::Close,
+            Op::Close,
+        ],
+    );
+}
+
+#[test]
+fn vectors_grown_in_place_past_the_threshold_freeze_into_large_blocks() {
+    let header = Header { large_threshold: LargeThreshold::Medium, use_pool: true, large_slabs: true };
+    let mut ops = vec![OPEN_THREAD, Op::VecNew { up: 0 }];
+    // 20 x 16 KiB: the vector grows in place through the 256 KiB threshold.
+    ops.extend((0..20).map(|_| Op::VecExtend { item: 0, bytes: 16_000, from_slice: true, up: 0 }));
+    ops.extend([Op::VecFreeze { item: 0, up: 0 }, Op::DropItem { item: 0, up: 0 }, Op::Close]);
+    let summary = run_ok(header, &ops);
+    assert_eq!(summary.early_drops, 1);
+}
+
+#[test]
+fn many_early_releases_in_one_scope_keep_the_records_bounded() {
+    let header = Header { large_threshold: LargeThreshold::Small, use_pool: true, large_slabs: false };
+    let mut ops = vec![OPEN_THREAD, array(Elem::U8, 100, 0)];
+    for _ in 0..150 {
+        ops.extend([array(Elem::U64, 40_000, 0), Op::DropItem { item: 1, up: 0 }]);
+    }
+    ops.push(Op::Close);
+    let summary = run_ok(header, &ops);
+    assert_eq!(summary.early_drops, 150);
+    assert!(summary.large_allocations >= 150, "{summary:?}");
 }

@@ -64,6 +64,12 @@ pub(super) struct BypassBlock {
     depth: u32,
 }
 
+impl BypassBlock {
+    pub(super) fn size(&self) -> usize {
+        self.layout.size()
+    }
+}
+
 impl Arena {
     /// The debug mode of this arena (resolved from the environment on first use).
     pub(crate) fn debug_mode(&mut self) -> DebugMode {
@@ -75,12 +81,7 @@ impl Arena {
         if layout.size() == 0 {
             return Ok(super::dangling(layout.align()));
         }
-        if layout.align() > crate::slab::PAGE_BYTES {
-            return Err(AllocError);
-        }
-        if self.bytes_in_use().checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(AllocError);
-        }
+        self.admit(layout).map_err(|_| AllocError)?;
         // SAFETY: `layout` has a non-zero size (checked above).
         let ptr = NonNull::new(unsafe { alloc::alloc(layout) }).ok_or(AllocError)?;
         self.system_allocations += 1;

@@ -9,7 +9,6 @@ use allocator_api2::alloc::AllocError;
 
 use super::Arena;
 use crate::large::{LargeBlock, MapError, size_class};
-use crate::slab::PAGE_BYTES;
 use crate::sync::ReleaseFlag;
 
 /// The record of one large block handed out by an arena.
@@ -20,13 +19,19 @@ use crate::sync::ReleaseFlag;
 ///
 /// Invariants: the plain fields are written only while the record is spare
 /// (nothing else points to it); while it is live they are read-only. `block`
-/// is touched only by the owner thread. `released` is the one field another
-/// thread writes, as the last thing it does with the record.
+/// is touched only by the owner thread, and is `Some` while the record is
+/// live. `released` is the one field another thread writes, as the last
+/// thing it does with the record. A record leaves `large_live` for
+/// `spare_records` as soon as its block is released, so the live list never
+/// holds more than the blocks in use.
 pub(crate) struct LargeRecord {
-    /// The mapping; `None` once it went back to the cache early.
+    /// The mapping; taken out when the block is released.
     block: UnsafeCell<Option<LargeBlock>>,
     /// Bytes the request asked for (at most the block's length).
     requested: usize,
+    /// Large blocks the arena had handed out before this one: orders the
+    /// records for checkpoints, which compare serial numbers, not positions.
+    serial: u64,
     /// Depth of the scope that owns the block: it is released when that scope exits.
     depth: u32,
     /// The arena that owns the record, for an early release from `Drop`;
@@ -70,26 +75,22 @@ impl Arena {
     /// Maps (or takes from the cache) a block for `layout`, owned by the scope
     /// at `owner.depth`.
     pub(crate) fn alloc_large(&mut self, layout: Layout, owner: LargeOwner) -> Result<LargeAllocation, AllocError> {
-        if layout.align() > PAGE_BYTES {
-            return Err(AllocError);
-        }
         self.reclaim_released_large();
-        if self.bytes_in_use().checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(AllocError);
-        }
+        self.admit(layout).map_err(|_| AllocError)?;
         let class = size_class(layout.size()).ok_or(AllocError)?;
-        let block = match self.large_cache.take(class) {
+        let reused = match self.large_cache.take(class) {
             Some(block) => {
                 self.large_hits += 1;
-                block
+                Some(block)
             }
             None => {
                 self.large_misses += 1;
-                match self.pool().and_then(|(pool, _)| pool.take_block(class)) {
-                    Some(block) => block,
-                    None => self.map_large(class)?,
-                }
+                self.pool().and_then(|(pool, _)| pool.take_block(class))
             }
+        };
+        let block = match reused {
+            Some(block) => self.prepare_reused(block)?,
+            None => self.map_large(class)?,
         };
         // Bookkeeping, like the arena's own vectors: not counted as a system
         // allocation (those count memory handed out), and reused in steady state.
@@ -97,6 +98,7 @@ impl Arena {
             NonNull::from(Box::leak(Box::new(LargeRecord {
                 block: UnsafeCell::new(None),
                 requested: 0,
+                serial: 0,
                 depth: 0,
                 arena: None,
                 owner_token: 0,
@@ -112,6 +114,7 @@ impl Arena {
             *record.as_ptr() = LargeRecord {
                 block: UnsafeCell::new(Some(block)),
                 requested: layout.size(),
+                serial: self.large_serial,
                 depth: owner.depth,
                 arena: owner.arena,
                 owner_token: owner.token,
@@ -119,9 +122,28 @@ impl Arena {
             };
         }
         self.large_live.push(record);
+        self.large_serial += 1;
         self.refresh_end();
+        self.debug_assert_invariants();
         self.publish();
         Ok(LargeAllocation { ptr, handle: LargeHandle(record), zeroed })
+    }
+
+    /// Makes a block from the cache or the pool meet the current
+    /// [`MapOptions`](crate::MapOptions), as a fresh mapping would: locked
+    /// exactly when `lock` asks (a refusal puts the block back and fails the
+    /// request), resident when `populate` asks.
+    fn prepare_reused(&mut self, mut block: LargeBlock) -> Result<LargeBlock, AllocError> {
+        let options = self.config.map_options;
+        if let Err(error) = block.set_locked(options.lock) {
+            self.last_map_error = Some(error);
+            self.large_cache.put(block, self.config.large_retain_bytes, self.config.return_mode, &mut self.os);
+            return Err(AllocError);
+        }
+        if options.populate && !options.lock {
+            block.populate();
+        }
+        Ok(block)
     }
 
     fn map_large(&mut self, class: usize) -> Result<LargeBlock, AllocError> {
@@ -144,60 +166,68 @@ impl Arena {
         }
     }
 
-    /// Moves `record`'s block, if it still has one, back to the cache.
-    fn release_record_block(&mut self, record: NonNull<LargeRecord>) {
+    /// Moves the block of the live record at `index` back to the cache and
+    /// the record to the spare list.
+    fn release_live(&mut self, index: usize) {
+        let record = self.large_live.swap_remove(index);
         // SAFETY: records in `large_live` are valid; `block` is touched only
         // on this (the owner) thread, and no other reference to it is live.
         let (taken, requested) = unsafe { ((*(*record.as_ptr()).block.get()).take(), (*record.as_ptr()).requested) };
-        if let Some(mut block) = taken {
-            if self.debug_mode() == super::DebugMode::Poison {
-                // SAFETY: the block's first `requested` bytes were its owner's,
-                // who is done with them (this is its release).
-                unsafe { super::debug::poison(block.ptr(), requested) };
-            }
-            block.zeroed = false;
-            self.large_live_bytes -= block.len();
-            self.note_high_water();
-            self.large_in_use -= requested;
-            self.large_cache.put(block, self.config.large_retain_bytes, self.config.return_mode, &mut self.os);
-            self.refresh_end();
+        self.spare_records.push(record);
+        let Some(mut block) = taken else { return };
+        if self.debug_mode() == super::DebugMode::Poison {
+            // SAFETY: the block's first `requested` bytes were its owner's,
+            // who is done with them (this is its release).
+            unsafe { super::debug::poison(block.ptr(), requested) };
         }
+        block.zeroed = false;
+        self.large_live_bytes -= block.len();
+        self.note_high_water();
+        self.large_in_use -= requested;
+        self.large_cache.put(block, self.config.large_retain_bytes, self.config.return_mode, &mut self.os);
+        self.refresh_end();
     }
 
     /// Returns to the cache the blocks whose arrays were dropped on other threads.
     fn reclaim_released_large(&mut self) {
-        for i in 0..self.large_live.len() {
-            let record = self.large_live[i];
+        let mut i = 0;
+        while i < self.large_live.len() {
             // SAFETY: live records are valid. A set flag means the foreign
             // drop's last use of the memory happened before this load.
-            if unsafe { record.as_ref() }.released.is_released() {
-                self.release_record_block(record);
-            }
-        }
-    }
-
-    /// Releases the blocks of the scopes at `depth` and deeper that were
-    /// allocated since `first` (an index into `large_live`); records of outer
-    /// scopes made meanwhile (side allocations) stay.
-    pub(super) fn release_large_since(&mut self, first: usize, depth: u32) {
-        let mut kept = first;
-        for i in first..self.large_live.len() {
-            let record = self.large_live[i];
-            // SAFETY: live records are valid, and their plain fields read-only.
-            if unsafe { record.as_ref() }.depth >= depth {
-                self.release_record_block(record);
-                self.spare_records.push(record);
+            if unsafe { self.large_live[i].as_ref() }.released.is_released() {
+                self.release_live(i);
             } else {
-                self.large_live[kept] = record;
-                kept += 1;
+                i += 1;
             }
         }
-        self.large_live.truncate(kept);
     }
 
-    /// The live record whose block starts at `ptr` and belongs to the scope at `depth`.
-    fn find_large(&self, ptr: NonNull<u8>, depth: u32) -> Option<NonNull<LargeRecord>> {
-        self.large_live.iter().rev().copied().find(|record| {
+    /// Releases the blocks handed out since the serial number `first` to
+    /// scopes at `depth` and deeper; blocks of outer scopes made meanwhile
+    /// (side allocations) stay.
+    pub(super) fn release_large_since(&mut self, first: u64, depth: u32) {
+        let mut i = 0;
+        while i < self.large_live.len() {
+            // SAFETY: live records are valid, and their plain fields read-only.
+            let record = unsafe { self.large_live[i].as_ref() };
+            if record.serial >= first && record.depth >= depth {
+                self.release_live(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Whether any large block is live (else no address lookup is needed).
+    #[inline(always)]
+    pub(crate) fn has_live_large_blocks(&self) -> bool {
+        !self.large_live.is_empty()
+    }
+
+    /// The index in `large_live` of the record whose block starts at `ptr`
+    /// and belongs to the scope at `depth`. Linear in the blocks live now.
+    fn find_large(&self, ptr: NonNull<u8>, depth: u32) -> Option<usize> {
+        self.large_live.iter().position(|record| {
             // SAFETY: live records are valid, and their plain fields read-only.
             let record = unsafe { record.as_ref() };
             // SAFETY: `block` is touched only on the owner thread (this one),
@@ -210,12 +240,10 @@ impl Arena {
     /// Releases the large block at `ptr` owned by the scope at `depth`, if there
     /// is one; returns whether there was.
     pub(crate) fn release_large_at(&mut self, ptr: NonNull<u8>, depth: u32) -> bool {
-        if self.large_live.is_empty() {
-            return false;
-        }
         match self.find_large(ptr, depth) {
-            Some(record) => {
-                self.release_record_block(record);
+            Some(index) => {
+                self.release_live(index);
+                self.debug_assert_invariants();
                 true
             }
             None => false,
@@ -224,10 +252,7 @@ impl Arena {
 
     /// The handle of the large block at `ptr` owned by the scope at `depth`.
     pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>, depth: u32) -> Option<LargeHandle> {
-        if self.large_live.is_empty() {
-            return None;
-        }
-        self.find_large(ptr, depth).map(LargeHandle)
+        self.find_large(ptr, depth).map(|index| LargeHandle(self.large_live[index]))
     }
 
     /// Releases a large block whose array was dropped.
@@ -248,10 +273,37 @@ impl Arena {
                 // SAFETY: on the owner thread, drops never run inside an arena
                 // operation, so no other reference to the arena is live; the
                 // arena outlives its scopes' records.
-                unsafe { (*arena.as_ptr()).release_record_block(handle.0) }
+                let arena = unsafe { &mut *arena.as_ptr() };
+                if let Some(index) = arena.large_live.iter().position(|&live| live == handle.0) {
+                    arena.release_live(index);
+                    arena.debug_assert_invariants();
+                }
             }
             _ => record.released.mark_released(),
         }
+    }
+
+    /// Checks the live records against the large-block counters.
+    pub(super) fn check_large_invariants(&self) -> Result<(), String> {
+        let (mut mapped, mut requested) = (0, 0);
+        for record in &self.large_live {
+            // SAFETY: live records are valid; `block` is read on the owner thread.
+            let (record, block) = unsafe { (record.as_ref(), &*record.as_ref().block.get()) };
+            let Some(block) = block else { return Err("a live large record without its block".to_owned()) };
+            if record.serial >= self.large_serial || record.requested > block.len() {
+                return Err(format!("large record {} of {} bytes is inconsistent", record.serial, record.requested));
+            }
+            mapped += block.len();
+            requested += record.requested;
+        }
+        if (mapped, requested) != (self.large_live_bytes, self.large_in_use) {
+            return Err(format!(
+                "large counters (mapped, requested) {:?} disagree with the live records {:?}",
+                (self.large_live_bytes, self.large_in_use),
+                (mapped, requested)
+            ));
+        }
+        Ok(())
     }
 
     /// Frees the records kept for reuse (all records when dropping the arena).

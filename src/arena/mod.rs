@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::error::Failure;
 use crate::large::{LargeBlockCache, MapError, OsCounters};
 use crate::pool::{self, CounterDelta};
-use crate::side::{SIDE_CHUNK_BYTES, SideBlocks};
+use crate::side::SideChunks;
 use crate::slab::{PAGE_BYTES, Slab};
 use crate::stats::Stats;
 
@@ -37,8 +37,8 @@ pub struct Checkpoint {
     addr: usize,
     /// Bytes in use in the slabs before `slab`.
     used_before: usize,
-    /// Number of live large blocks.
-    large_live: usize,
+    /// Large blocks handed out before the checkpoint (`Arena::large_serial`).
+    large_serial: u64,
     /// Number of scopes open.
     depth: u32,
     /// Number of bypass-mode allocations.
@@ -85,21 +85,22 @@ pub struct Arena {
     slab_bytes: usize,
     /// Size of the next slab of the geometric sequence.
     next_slab_bytes: usize,
-    /// Bytes handed out from side blocks of the scopes open now.
-    side_in_use: usize,
-    /// Bytes of side chunks held by the scopes open now.
-    side_reserved: usize,
+    /// Side chunks of the scopes that are not the innermost, and spare ones.
+    side: SideChunks,
     /// The largest `bytes_in_use` seen at a point where it was about to drop.
     high_water: usize,
     system_allocations: u64,
     system_deallocations: u64,
     scopes_opened: u64,
     config: Config,
-    /// Records of the large blocks handed out and not yet recycled, in
-    /// allocation order; each record is valid and owned by this arena.
+    /// Records of the large blocks handed out and not yet released, in no
+    /// particular order; each is valid, owned by this arena and holds its block.
     large_live: Vec<NonNull<large_records::LargeRecord>>,
-    /// Records kept for reuse, so a steady loop allocates no new ones.
+    /// Records kept for reuse (a released block's record comes here at once),
+    /// so a steady loop allocates no new ones; nothing points to them.
     spare_records: Vec<NonNull<large_records::LargeRecord>>,
+    /// Large blocks handed out so far: the serial number of the next one.
+    large_serial: u64,
     /// Mapped bytes of live large blocks.
     large_live_bytes: usize,
     /// Requested bytes of live large blocks.
@@ -124,10 +125,13 @@ impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),
     /// where the next new thread finds it; the rest goes back to the OS.
     fn drop(&mut self) {
+        // Frees through the global allocator and gives to the pool under its lock.
+        let _busy = crate::sync::BusyGuard::raise();
         // No scope is open (a scope borrows the arena), so every record can go.
         self.release_large_since(0, 0);
         self.release_bypass_since(0, 0);
         self.free_spare_records();
+        self.system_deallocations += self.side.trim();
         if let Some((pool, counters)) = self.pool() {
             pool.note_slab_size(self.next_slab_bytes);
             for slab in std::mem::take(&mut self.slabs) {
@@ -184,8 +188,7 @@ impl Arena {
             slabs: Vec::new(),
             slab_bytes: 0,
             next_slab_bytes: config.first_slab_bytes,
-            side_in_use: 0,
-            side_reserved: 0,
+            side: SideChunks::new(),
             high_water: 0,
             system_allocations: 0,
             system_deallocations: 0,
@@ -193,6 +196,7 @@ impl Arena {
             config,
             large_live: Vec::new(),
             spare_records: Vec::new(),
+            large_serial: 0,
             large_live_bytes: 0,
             large_in_use: 0,
             large_cache: LargeBlockCache::new(),
@@ -269,56 +273,70 @@ impl Arena {
     /// exceed [`Config::limit_bytes`], or the system refuses memory.
     #[inline]
     pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        if self.is_large(layout) {
+        if !self.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: None, token: 0 };
             return self.alloc_large(layout, owner).map(|large| large.ptr);
         }
-        self.alloc_small(layout)
-    }
-
-    /// Whether `layout` takes the large-block path.
-    #[inline(always)]
-    pub(crate) fn is_large(&self, layout: Layout) -> bool {
-        layout.size() >= self.config.large_threshold_bytes
-    }
-
-    /// Bumps `layout` out of the slabs (the caller checked it is not large).
-    #[inline(always)]
-    pub(crate) fn alloc_small(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        match bump_up(self.ptr.addr(), self.end, layout.size(), layout.align()) {
-            Some(placed) => {
-                self.ptr = self.ptr.with_addr(placed.end);
-                // SAFETY: `placed.start >= ptr >= 1` (an arena's `ptr` is never
-                // null), so the pointer is non-null.
-                Ok(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
-            }
+        match self.bump(layout) {
+            Some(ptr) => Ok(ptr),
             None => self.alloc_slow(layout),
         }
     }
 
+    /// Whether `layout` may take the bump path: below the large threshold and
+    /// aligned to at most a page. Everything else goes to
+    /// [`alloc_large`](Arena::alloc_large), which refuses what [`admit`](Arena::admit) refuses.
+    #[inline(always)]
+    pub(crate) fn is_small(&self, layout: Layout) -> bool {
+        layout.size() < self.config.large_threshold_bytes && layout.align() <= PAGE_BYTES
+    }
+
+    /// The bump fast path: `layout` (which [`is_small`](Arena::is_small))
+    /// carved from the current slab, or `None` if it has no room. Calls out
+    /// to nothing, so it may run without the thread's busy flag.
+    #[inline(always)]
+    pub(crate) fn bump(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        let placed = bump_up(self.ptr.addr(), self.end, layout.size(), layout.align())?;
+        self.ptr = self.ptr.with_addr(placed.end);
+        // SAFETY: `placed.start >= ptr >= 1` (an arena's `ptr` is never null).
+        Some(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
+    }
+
+    /// The one admission rule of every allocation path: the alignment is at
+    /// most a page and the request keeps `bytes_in_use` within the limit.
+    /// Panic messages are built from its error, so they cannot drift from it.
+    pub(crate) fn admit(&self, layout: Layout) -> Result<(), Failure> {
+        if layout.align() > PAGE_BYTES {
+            return Err(Failure::TooAligned { align: layout.align() });
+        }
+        let in_use = self.bytes_in_use();
+        if in_use.checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
+            return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
+        }
+        Ok(())
+    }
+
+    /// A small request the current slab has no room for: a fresh slab (or,
+    /// in bypass mode, a system allocation of its own).
     #[cold]
     #[inline(never)]
-    fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         let (size, align) = (layout.size(), layout.align());
         if size == 0 {
             return Ok(dangling(align));
         }
-        if align > PAGE_BYTES {
-            return Err(AllocError);
-        }
         // A fresh slab starts page-aligned, so no padding is needed there; the
         // tail left in the current slab stays counted as in use.
-        let in_use = self.bytes_in_use();
-        if in_use.checked_add(size).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(AllocError);
-        }
+        self.admit(layout).map_err(|_| AllocError)?;
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
         self.advance_to_slab_with_room(size)?;
         let placed = bump_up(self.ptr.addr(), self.end, size, align).ok_or(AllocError)?;
         self.ptr = self.ptr.with_addr(placed.end);
-        Ok(dangling_checked(self.ptr.with_addr(placed.start)))
+        self.debug_assert_invariants();
+        // SAFETY: `placed.start` lies inside the current slab, whose address is non-zero.
+        Ok(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
     }
 
     /// Makes the bump pointer the start of a free slab of at least `size`
@@ -380,7 +398,7 @@ impl Arena {
         self.end = match self.slabs.get(self.cur) {
             None => EMPTY_END,
             Some(slab) => {
-                let elsewhere = self.used_before + self.side_in_use + self.large_in_use + self.bypass_in_use;
+                let elsewhere = self.used_before + self.side.in_use() + self.large_in_use + self.bypass_in_use;
                 let budget = self.config.limit_bytes.saturating_sub(elsewhere);
                 slab.end_addr().min(slab.start_addr().saturating_add(budget))
             }
@@ -396,7 +414,7 @@ impl Arena {
     }
 
     fn bytes_in_use(&self) -> usize {
-        self.slab_bytes_in_use() + self.side_in_use + self.large_in_use + self.bypass_in_use
+        self.slab_bytes_in_use() + self.side.in_use() + self.large_in_use + self.bypass_in_use
     }
 
     /// Records the current use as the high-water mark if it is one. Called
@@ -411,7 +429,7 @@ impl Arena {
             slab: self.cur,
             addr: self.ptr.addr(),
             used_before: self.used_before,
-            large_live: self.large_live.len(),
+            large_serial: self.large_serial,
             depth: self.depth,
             bypass_live: self.bypass_live.len(),
         }
@@ -431,7 +449,7 @@ impl Arena {
             self.poison_since(&checkpoint);
         }
         self.set_position(checkpoint);
-        self.release_large_since(checkpoint.large_live.min(self.large_live.len()), 0);
+        self.release_large_since(checkpoint.large_serial, 0);
         self.release_bypass_since(checkpoint.bypass_live, 0);
     }
 
@@ -463,10 +481,10 @@ impl Arena {
     /// allocation and every cached large block. Live allocations are untouched.
     pub fn trim(&mut self) {
         self.release_spare_slabs(0);
+        self.system_deallocations += self.side.trim();
         self.large_cache.clear(&mut self.os);
-        if self.large_live.is_empty() {
-            self.free_spare_records();
-        }
+        self.free_spare_records();
+        self.debug_assert_invariants();
         self.publish();
     }
 
@@ -500,7 +518,7 @@ impl Arena {
             bytes_in_use,
             high_water: self.high_water.max(bytes_in_use),
             slab_count: self.slabs.len(),
-            reserved_bytes: self.slab_bytes + self.side_reserved,
+            reserved_bytes: self.slab_bytes + self.side.reserved_bytes(),
             system_allocations: self.system_allocations,
             system_deallocations: self.system_deallocations,
             scopes_opened: self.scopes_opened,
@@ -520,14 +538,10 @@ impl Arena {
 
     /// Why a request for `layout` fails right now; for panic messages only.
     pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
-        if layout.align() > PAGE_BYTES {
-            return Failure::TooAligned { align: layout.align() };
+        if let Err(failure) = self.admit(layout) {
+            return failure;
         }
-        let in_use = self.bytes_in_use();
-        if in_use.checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
-            return Failure::OverLimit { in_use, limit: self.config.limit_bytes };
-        }
-        match (self.is_large(layout), self.last_map_error) {
+        match (!self.is_small(layout), self.last_map_error) {
             (true, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
             (true, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
             _ => Failure::Refused,
@@ -551,28 +565,34 @@ impl Arena {
         (start, self.depth)
     }
 
-    /// Closes the innermost scope, which started at `start`, releasing its
-    /// slab memory; applies the retention budget when no scope is left open.
+    /// Closes the innermost scope, which started at `start`, if that takes no
+    /// more than moving back to `start`; returns `false` (and changes nothing)
+    /// when the exit has memory to release, which
+    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
-    pub(crate) fn exit_scope(&mut self, start: &Checkpoint) {
+    pub(crate) fn exit_scope_fast(&mut self, start: &Checkpoint) -> bool {
         let moved = self.ptr.addr() != start.addr || self.cur != start.slab;
         let retention_due = start.depth == 0 && self.slab_bytes > self.config.retain_bytes;
-        let records_changed = self.large_live.len() != start.large_live || self.bypass_live.len() != start.bypass_live;
-        if moved || retention_due || records_changed {
-            self.exit_scope_slow(start);
-        } else {
-            // A store of a known value, not a decrement: no load on the path.
-            self.depth = start.depth;
+        let records_changed = self.large_serial != start.large_serial || self.bypass_live.len() != start.bypass_live;
+        if moved || retention_due || records_changed || self.side.holds(self.depth) {
+            return false;
         }
+        // A store of a known value, not a decrement: no load on the path.
+        self.depth = start.depth;
+        true
     }
 
-    /// Exit of a scope that allocated, or of the outermost scope.
+    /// Closes the innermost scope, which started at `start`: releases its slab
+    /// memory, side chunks and large blocks, and applies the retention budget
+    /// when no scope is left open. May call the system allocator.
+    ///
+    /// The caller guarantees what [`restore`](Arena::restore) requires.
     #[cold]
     #[inline(never)]
-    fn exit_scope_slow(&mut self, start: &Checkpoint) {
+    pub(crate) fn exit_scope_slow(&mut self, start: &Checkpoint) {
         if self.ptr.addr() != start.addr || self.cur != start.slab {
             self.note_high_water();
             if self.debug_mode() == DebugMode::Poison {
@@ -580,8 +600,13 @@ impl Arena {
             }
             self.set_position(*start);
         }
-        if self.large_live.len() != start.large_live {
-            self.release_large_since(start.large_live, self.depth);
+        if self.side.holds(self.depth) {
+            self.note_high_water();
+            let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
+            self.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
+        }
+        if self.large_serial != start.large_serial {
+            self.release_large_since(start.large_serial, self.depth);
         }
         if self.bypass_live.len() != start.bypass_live {
             self.note_high_water();
@@ -591,6 +616,8 @@ impl Arena {
         if self.depth == 0 && self.slab_bytes > self.config.retain_bytes {
             self.release_spare_slabs(self.config.retain_bytes);
         }
+        self.refresh_end();
+        self.debug_assert_invariants();
         self.publish();
     }
 
@@ -628,6 +655,11 @@ impl Arena {
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
     /// it is, if it is the most recent allocation at or above `floor` and the
     /// slab has room; returns whether it did.
+    ///
+    /// Growth to the large threshold or beyond is refused: the block then
+    /// moves to a large block of its own, which, unlike slab memory, goes back
+    /// as soon as its owner is dropped (the promise [`ScopedArray`](crate::ScopedArray)
+    /// makes for arrays of that size).
     pub(crate) fn resize_top_in_place(
         &mut self,
         ptr: NonNull<u8>,
@@ -635,7 +667,7 @@ impl Arena {
         new_size: usize,
         floor: Checkpoint,
     ) -> bool {
-        if old_size == 0 || !self.is_top_above(ptr, old_size, floor) {
+        if old_size == 0 || new_size >= self.config.large_threshold_bytes || !self.is_top_above(ptr, old_size, floor) {
             return false;
         }
         let addr = ptr.as_ptr().addr();
@@ -655,52 +687,74 @@ impl Arena {
         }
     }
 
-    /// Serves `layout` from `side` (the side blocks of a scope that is not the
-    /// innermost), adding a chunk when needed.
-    pub(crate) fn side_alloc(&mut self, side: &mut SideBlocks, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        debug_assert!(!self.is_large(layout), "large requests take `alloc_large`");
-        let (size, align) = (layout.size(), layout.align());
-        if size == 0 {
-            return Ok(dangling(align));
+    /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
+    /// side chunks of the scope at `depth`, which is not the innermost one.
+    pub(crate) fn side_alloc(&mut self, depth: u32, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
         }
-        if align > PAGE_BYTES {
-            return Err(AllocError);
-        }
-        if self.bytes_in_use().checked_add(size).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(AllocError);
-        }
-        let placed = match bump_up(side.ptr.addr(), side.end, size, align) {
-            Some(placed) => placed,
-            None => {
-                let chunk = Slab::allocate(size.max(SIDE_CHUNK_BYTES)).ok_or(AllocError)?;
-                self.system_allocations += 1;
-                self.side_reserved += chunk.len();
-                side.ptr = chunk.start().as_ptr();
-                side.end = chunk.end_addr();
-                side.chunks.push(chunk);
-                bump_up(side.ptr.addr(), side.end, size, align).ok_or(AllocError)?
-            }
-        };
-        let used = placed.end - side.ptr.addr();
-        side.in_use += used;
-        self.side_in_use += used;
-        let start = side.ptr.with_addr(placed.start);
-        side.ptr = side.ptr.with_addr(placed.end);
+        self.admit(layout).map_err(|_| AllocError)?;
+        let placed = self.side.alloc(depth, layout)?;
+        self.system_allocations += u64::from(placed.new_chunk);
         self.refresh_end();
-        Ok(dangling_checked(start))
+        self.debug_assert_invariants();
+        Ok(placed.ptr)
     }
 
-    /// Frees every side chunk in `side` (its scope is exiting).
-    pub(crate) fn release_side(&mut self, side: &mut SideBlocks) {
-        if side.chunks.is_empty() {
-            return;
+    // ---- invariants ------------------------------------------------------
+
+    /// Checks the arena's invariants (those stated on its fields and on its
+    /// parts) and describes the first one that does not hold. For tests and
+    /// fuzzing: [`check_invariants`](crate::check_invariants) reaches the
+    /// thread's arena.
+    ///
+    /// # Errors
+    /// A description of the broken invariant, with the numbers involved.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        match self.slabs.get(self.cur) {
+            None if !self.slabs.is_empty() => {
+                return Err(format!("slab index {} past {} slabs", self.cur, self.slabs.len()));
+            }
+            None if self.ptr != EMPTY_PTR || self.end != EMPTY_END || self.used_before != 0 => {
+                return Err("an arena without slabs is not at the empty position".to_owned());
+            }
+            None => {}
+            Some(slab) => {
+                let (ptr, start, end) = (self.ptr.addr(), slab.start_addr(), slab.end_addr());
+                if !(start <= ptr && ptr <= self.end && self.end <= end) {
+                    return Err(format!(
+                        "bump pointer {ptr:#x}..{:#x} outside its slab {start:#x}..{end:#x}",
+                        self.end
+                    ));
+                }
+                let before: usize = self.slabs[..self.cur].iter().map(Slab::len).sum();
+                if self.used_before > before {
+                    return Err(format!("{} bytes used before slab {} of {before}", self.used_before, self.cur));
+                }
+            }
         }
-        self.note_high_water();
-        self.side_in_use -= side.in_use;
-        self.side_reserved -= side.reserved_bytes();
-        self.system_deallocations += side.chunks.len() as u64;
-        *side = SideBlocks::new();
-        self.refresh_end();
+        let slab_bytes: usize = self.slabs.iter().map(Slab::len).sum();
+        if slab_bytes != self.slab_bytes {
+            return Err(format!("slab bytes counted {} but the slabs hold {slab_bytes}", self.slab_bytes));
+        }
+        self.side.check_invariants(self.depth)?;
+        self.check_large_invariants()?;
+        let bypass: usize = self.bypass_live.iter().map(debug::BypassBlock::size).sum();
+        if bypass != self.bypass_in_use {
+            return Err(format!("bypass bytes counted {} but the blocks hold {bypass}", self.bypass_in_use));
+        }
+        self.large_cache.check_invariants()
+    }
+
+    /// [`check_invariants`](Arena::check_invariants) as a debug assertion,
+    /// at the end of every slow path.
+    #[inline(always)]
+    fn debug_assert_invariants(&self) {
+        #[cfg(debug_assertions)]
+        if let Err(broken) = self.check_invariants() {
+            panic!("arena invariant broken: {broken}");
+        }
     }
 }
 
@@ -708,11 +762,6 @@ impl Arena {
 fn dangling(align: usize) -> NonNull<u8> {
     // `align` is a power of two, hence non-zero.
     NonNull::new(std::ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
-}
-
-/// `ptr` as `NonNull`; every caller passes a pointer into a live slab.
-fn dangling_checked(ptr: *mut u8) -> NonNull<u8> {
-    NonNull::new(ptr).unwrap_or(NonNull::dangling())
 }
 
 #[cfg(test)]

@@ -31,7 +31,9 @@ impl<'s> Scope<'s> {
     /// until its large block, if it has one, is released).
     fn alloc_array<T>(&self, len: usize) -> Result<Tracked, AllocError> {
         if size_of::<T>() == 0 {
-            return Ok(Tracked { ptr: NonNull::dangling(), large: None, zeroed: true });
+            // Dangling but aligned for `T`: slices and references of a
+            // zero-sized type still need an aligned, non-null address.
+            return Ok(Tracked { ptr: NonNull::<T>::dangling().cast(), large: None, zeroed: true });
         }
         let layout = Layout::array::<T>(len).map_err(|_| AllocError)?;
         self.alloc_tracked(layout)

@@ -95,15 +95,26 @@ impl<'s, T> ScopedArray<'s, T> {
 
 impl<T> Drop for ScopedArray<'_, T> {
     fn drop(&mut self) {
+        /// Releases the large block once the elements are gone, also when
+        /// an element's `Drop` panics (the remaining elements are then still
+        /// dropped by `drop_in_place`, and the block must not wait for the
+        /// scope's exit).
+        struct ReleaseOnDrop(Option<LargeHandle>);
+        impl Drop for ReleaseOnDrop {
+            fn drop(&mut self) {
+                if let Some(large) = self.0 {
+                    // SAFETY: the array is being dropped inside its scope (its
+                    // lifetime ends no later than the scope), its elements are
+                    // gone (this guard drops after them, on return and on
+                    // unwind), and the handle is not used again.
+                    unsafe { crate::scope::release_large_block(large) }
+                }
+            }
+        }
+        let _release = ReleaseOnDrop(self.large);
         // SAFETY: the elements are initialized and owned by `self` (field
         // invariant), and are dropped exactly once, here.
         unsafe { std::ptr::drop_in_place(self.as_mut_slice()) }
-        if let Some(large) = self.large {
-            // SAFETY: the array is being dropped inside its scope (its lifetime
-            // ends no later than the scope), its elements are gone, and the
-            // handle is not used again.
-            unsafe { crate::scope::release_large_block(large) }
-        }
     }
 }
 

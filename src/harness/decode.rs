@@ -194,7 +194,7 @@ impl<'a> Reader<'a> {
 
     fn align_zeroed(&mut self) -> (u8, bool) {
         let byte = self.byte();
-        ((byte & 0x7F) % 13, byte & 0x80 != 0)
+        ((byte & 0x7F) % 14, byte & 0x80 != 0)
     }
 
     /// The next operation, or `None` at the end of the input or after
@@ -281,7 +281,11 @@ fn decode_header(byte: u8, focus: Focus) -> Header {
         Focus::LargeBlocks => [Small, Medium, Standard, Small],
         Focus::Balanced | Focus::AllocatorApi => [Standard, Standard, Medium, Small],
     };
-    Header { large_threshold: thresholds[usize::from(byte % 4)], use_pool: byte & 0x80 == 0 }
+    Header {
+        large_threshold: thresholds[usize::from(byte % 4)],
+        use_pool: byte & 0x80 == 0,
+        large_slabs: byte & 0x40 != 0,
+    }
 }
 
 fn threshold_u32(threshold: LargeThreshold) -> u32 {
@@ -296,14 +300,15 @@ fn small_size(b0: u8, b1: u8) -> u32 {
 }
 
 fn elem_make(byte: u8) -> (Elem, Make) {
-    let elem = match byte % 5 {
+    let elem = match byte % 6 {
         0 => Elem::U8,
         1 => Elem::U16,
         2 => Elem::U64,
         3 => Elem::Align64,
-        _ => Elem::Page,
+        4 => Elem::Page,
+        _ => Elem::Empty64,
     };
-    let make = match (byte / 5) % 3 {
+    let make = match (byte / 6) % 3 {
         0 => Make::Generated,
         1 => Make::Cloned,
         _ => Make::Zeroed,
@@ -407,7 +412,7 @@ fn encode_header(header: Header) -> u8 {
         LargeThreshold::Medium => 2,
         LargeThreshold::Small => 3,
     };
-    threshold | if header.use_pool { 0 } else { 0x80 }
+    threshold | if header.use_pool { 0 } else { 0x80 } | if header.large_slabs { 0x40 } else { 0 }
 }
 
 /// The first opcode byte of `kind` in the balanced table (every family has one).
@@ -421,7 +426,7 @@ fn encode_up(up: u8) -> u8 {
 }
 
 fn encode_align(align_log2: u8, zeroed: bool) -> u8 {
-    align_log2.min(12) | if zeroed { 0x80 } else { 0 }
+    align_log2.min(13) | if zeroed { 0x80 } else { 0 }
 }
 
 fn encode_elem_make(elem: Elem, make: Make) -> u8 {
@@ -431,13 +436,14 @@ fn encode_elem_make(elem: Elem, make: Make) -> u8 {
         Elem::U64 => 2,
         Elem::Align64 => 3,
         Elem::Page => 4,
+        Elem::Empty64 => 5,
     };
     let make = match make {
         Make::Generated => 0,
         Make::Cloned => 1,
         Make::Zeroed => 2,
     };
-    elem + 5 * make
+    elem + 6 * make
 }
 
 /// The two bytes whose [`small_size`] is the largest size `<= bytes`.

@@ -7,10 +7,12 @@ use std::any::{Any, type_name};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
+use allocator_api2::alloc::Allocator;
+
 use super::decode::Reader;
-use super::pattern::{self, Align64, Element, MAX_ITEM_BYTES, Page};
+use super::pattern::{self, Align64, Element, Empty64, MAX_ITEM_BYTES, Page};
 use super::raw::RawBlock;
-use super::{Elem, MAX_LEVELS, Make, Op, Options, PanicSite, RunSummary, ScopeKind, Violation};
+use super::{Elem, LARGE_SLAB_BYTES, MAX_LEVELS, Make, Op, Options, PanicSite, RunSummary, ScopeKind, Violation};
 use crate::{Arena, Config, Scope, ScopedArray, ScopedBox, ScopedVec, Stats};
 
 /// Allocations are skipped while live items hold more than this.
@@ -151,7 +153,8 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
     let reconfigure = before.depth == 0;
     if reconfigure {
         let threshold = header.large_threshold.bytes();
-        crate::configure(Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..saved });
+        let config = Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..saved };
+        crate::configure(with_slabs(config, header.large_slabs));
     }
     let threshold = crate::config().large_threshold_bytes;
     let mut ctx = Ctx {
@@ -159,7 +162,10 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
         options,
         noise: pattern::noise(),
         threshold,
-        owned_config: Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..Config::DEFAULT },
+        owned_config: with_slabs(
+            Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..Config::DEFAULT },
+            header.large_slabs,
+        ),
         base_depth: before.depth,
         accounts: Vec::new(),
         step: 0,
@@ -190,6 +196,23 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
         )));
     }
     Ok(ctx.summary)
+}
+
+/// `config` with slabs of [`LARGE_SLAB_BYTES`] from the first one, if `large`.
+fn with_slabs(config: Config, large: bool) -> Config {
+    match large {
+        true => Config { first_slab_bytes: LARGE_SLAB_BYTES, max_slab_bytes: LARGE_SLAB_BYTES, ..config },
+        false => config,
+    }
+}
+
+/// The invariants of an arena (the thread's, or an owned one no scope borrows).
+fn check_arena(ctx: &Ctx<'_>, owned: Option<&Arena>) -> Result<(), Violation> {
+    let checked = match owned {
+        Some(owned) => owned.check_invariants(),
+        None => crate::check_invariants(),
+    };
+    checked.map_err(|broken| ctx.violation(format!("arena invariant broken: {broken}")))
 }
 
 /// [`crate::stats`], with a panic (an overflow in a corrupted arena) turned
@@ -276,7 +299,10 @@ fn open_scope<'a>(
     let mut owned = (kind == ScopeKind::OwnedArena)
         .then(|| ctx.spare_arenas.pop().unwrap_or_else(|| Arena::with_config(ctx.owned_config)));
     let entry: Option<Stats> = match (&owned, arena) {
-        (Some(owned), _) => Some(owned.stats()),
+        (Some(owned), _) => {
+            check_arena(ctx, Some(owned))?;
+            Some(owned.stats())
+        }
         (None, ArenaId::ThreadLocal) => Some(thread_stats(ctx)?),
         (None, ArenaId::Owned(_)) => None,
     };
@@ -343,7 +369,10 @@ fn open_scope<'a>(
 /// Checks the arena of the scope at `level`, which just closed.
 fn check_close(ctx: &Ctx<'_>, account: &Account, level: usize, owned: Option<&Arena>) -> Result<(), Violation> {
     let now = match (owned, account.arena) {
-        (Some(owned), _) => owned.stats(),
+        (Some(owned), _) => {
+            check_arena(ctx, Some(owned))?;
+            owned.stats()
+        }
         (None, ArenaId::ThreadLocal) => thread_stats(ctx)?,
         // A child scope of an owned arena: its counters are not readable
         // while the owned arena's outer scope borrows it.
@@ -432,6 +461,9 @@ impl<T: Element> Fixed for ArrayItem<'_, T> {
 
     fn corrupt(&mut self) -> bool {
         let len = self.array.len();
+        if size_of::<T>() == 0 {
+            return false; // no byte to change
+        }
         match self.array.get_mut(len / 2) {
             Some(element) => {
                 element.flip();
@@ -462,7 +494,7 @@ impl<T: Element> Fixed for BoxItem<'_, T> {
 
     fn corrupt(&mut self) -> bool {
         self.value.flip();
-        true
+        size_of::<T>() != 0
     }
 }
 
@@ -582,11 +614,13 @@ impl<'s> Frame<'s, '_> {
             Elem::U64 => self.new_array_of::<u64>(ctx, bytes, make),
             Elem::Align64 => self.new_array_of::<Align64>(ctx, bytes, make),
             Elem::Page => self.new_array_of::<Page>(ctx, bytes, make),
+            Elem::Empty64 => self.new_array_of::<Empty64>(ctx, bytes, make),
         }
     }
 
     fn new_array_of<T: Element>(&mut self, ctx: &mut Ctx<'_>, bytes: usize, make: Make) -> Result<(), Violation> {
-        let len = bytes / size_of::<T>();
+        // Zero-sized elements: the size picks a count instead.
+        let len = bytes.checked_div(size_of::<T>()).unwrap_or(bytes % 1000);
         let size = len * size_of::<T>();
         if !ctx.budget_allows(size) {
             return Ok(());
@@ -700,15 +734,27 @@ impl<'s> Frame<'s, '_> {
         if array.len() != item.len {
             return Err(ctx.violation(format!("into_array of a vector of {} gave {} elements", item.len, array.len())));
         }
-        self.items.push(Item::Fixed(Box::new(ArrayItem { array, off: item.off, large: None })));
+        // Its block reached at least the elements' size: from the threshold
+        // on it is a large block, however the vector grew (in place or not).
+        let large = (size_of_val(array.as_slice()) >= ctx.threshold).then_some(true);
+        self.items.push(Item::Fixed(Box::new(ArrayItem { array, off: item.off, large })));
         Ok(())
     }
 
     fn raw_alloc(&mut self, ctx: &mut Ctx<'_>, bytes: u32, align_log2: u8, zeroed: bool) -> Result<(), Violation> {
         let size = bytes as usize;
-        let Ok(layout) = Layout::from_size_align(size, 1 << align_log2.min(12)) else {
+        let Ok(layout) = Layout::from_size_align(size, 1 << align_log2.min(13)) else {
             return ctx.skip();
         };
+        if layout.align() > 4096 {
+            ctx.summary.raw_calls += 1;
+            let refused =
+                if zeroed { self.scope.allocate_zeroed(layout).is_err() } else { self.scope.allocate(layout).is_err() };
+            if !refused {
+                return Err(ctx.violation(format!("{layout:?} (aligned above a page) was served")));
+            }
+            return Ok(());
+        }
         if !ctx.budget_allows(size) {
             return Ok(());
         }
@@ -812,6 +858,7 @@ impl<'s> Frame<'s, '_> {
                 stats.bytes_in_use, stats.depth
             )));
         }
+        check_arena(ctx, None)?;
         ctx.live_bytes = regions.iter().map(|region| region.len).sum();
         ctx.live_large = regions.iter().filter(|region| region.len >= ctx.threshold).count();
         ctx.summary.peak_live_bytes = ctx.summary.peak_live_bytes.max(ctx.live_bytes);
@@ -877,6 +924,7 @@ impl FrameOps for Frame<'_, '_> {
                 Elem::U64 => self.new_box::<u64>(ctx),
                 Elem::Align64 => self.new_box::<Align64>(ctx),
                 Elem::Page => self.new_box::<Page>(ctx),
+                Elem::Empty64 => self.new_box::<Empty64>(ctx),
             },
             Op::RawAlloc { bytes, align_log2, zeroed, .. } => self.raw_alloc(ctx, bytes, align_log2, zeroed),
             Op::RawGrow { item, add, align_log2, zeroed, .. } => self.raw_grow(ctx, item, add, align_log2, zeroed),

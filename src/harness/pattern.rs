@@ -58,6 +58,34 @@ pub(super) struct Align64([u8; 64]);
 #[repr(C, align(4096))]
 pub(super) struct Page([u8; 4096]);
 
+/// A zero-sized element aligned to 64: no bytes, but an alignment its
+/// arrays and boxes must respect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub(super) struct Empty64;
+
+// SAFETY: a zero-sized type has no bytes, so "all zero bytes" is its one value.
+unsafe impl bytemuck::Zeroable for Empty64 {}
+
+impl Element for Empty64 {
+    fn from_noise(_: &[u8]) -> Self {
+        Empty64
+    }
+    fn matches(_: &[Self], bytes: &[u8]) -> bool {
+        bytes.is_empty()
+    }
+    fn view(_: &[u8]) -> Option<&[Self]> {
+        None
+    }
+    fn try_zeroed<'s>(scope: &'s Scope<'s>, len: usize) -> Option<Result<ScopedArray<'s, Self>, AllocError>> {
+        Some(scope.try_zeroed(len))
+    }
+    fn bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
+        None
+    }
+    fn flip(&mut self) {}
+}
+
 /// An element type the harness stores: made from noise, compared with noise.
 pub(super) trait Element: Sized + Clone + 'static {
     /// The element whose bytes are `bytes[..size_of::<Self>()]`.

@@ -1,0 +1,255 @@
+//! Regressions for the adversarial review of the public API: each test pins
+//! one promise the crate's documentation makes and an earlier version broke.
+//!
+//! The binary counts the calls this thread makes to the global allocator
+//! (a thread-local counter, so other tests' threads do not disturb it): the
+//! arena's own bookkeeping must not grow with the length of a loop.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use allocator_api2::alloc::Allocator;
+
+struct CountingAllocator;
+
+thread_local! {
+    static GLOBAL_ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to `System` unchanged; the counter is a
+// const-initialised thread-local without a destructor, so touching it never
+// allocates and works during thread teardown.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = GLOBAL_ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = GLOBAL_ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// Calls to the global allocator made by this thread so far.
+fn global_allocations() -> u64 {
+    GLOBAL_ALLOCATIONS.with(Cell::get)
+}
+
+const MIB: usize = 1 << 20;
+
+fn debug_mode_off() -> bool {
+    let off = arena::DebugMode::from_env() == arena::DebugMode::Off;
+    if !off {
+        eprintln!("skipped under ARENA_DEBUG: counts the arena's own allocations");
+    }
+    off
+}
+
+// ---- 1. zero-sized elements -------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(64))]
+struct Aligned64;
+
+// SAFETY: a zero-sized type has no bytes, so "all zero bytes" is its one value.
+unsafe impl bytemuck::Zeroable for Aligned64 {}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(align(4096))]
+struct AlignedPage;
+
+fn address<T>(slice: &[T]) -> usize {
+    // `<[T]>::as_ptr` needs no valid slice, only the pointer: this reads the
+    // address even where building the slice would be undefined behaviour.
+    slice.as_ptr().addr()
+}
+
+#[test]
+fn zero_sized_elements_are_aligned_for_their_type() {
+    arena::scope(|s| {
+        assert_eq!(s.from_fn(3, |_| Aligned64).as_ptr().addr() % 64, 0);
+        assert_eq!(s.filled(5, Aligned64).as_ptr().addr() % 64, 0);
+        assert_eq!(s.from_slice(&[Aligned64; 4]).as_ptr().addr() % 64, 0);
+        assert_eq!(s.zeroed::<Aligned64>(7).as_ptr().addr() % 64, 0);
+        assert_eq!(s.from_iter([Aligned64; 2]).as_ptr().addr() % 64, 0);
+        assert_eq!(s.try_from_fn(2, |_| AlignedPage).unwrap().as_ptr().addr() % 4096, 0);
+        assert_eq!(s.try_zeroed::<Aligned64>(1).unwrap().as_ptr().addr() % 64, 0);
+        let empty = s.boxed([0_u64; 0]);
+        assert_eq!(std::ptr::from_ref(&*empty).addr() % 8, 0);
+        let page = s.boxed(AlignedPage);
+        assert_eq!(std::ptr::from_ref(&*page).addr() % 4096, 0);
+        let mut v = s.vec();
+        v.push(Aligned64);
+        assert_eq!(address(&v) % 64, 0);
+        let frozen = v.into_array();
+        assert_eq!((frozen.len(), address(&frozen) % 64), (1, 0));
+        assert_eq!(arena::stats().bytes_in_use, 0, "zero-sized values take no memory");
+    });
+}
+
+// ---- 2. early release in one long scope -------------------------------
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn early_releases_in_one_scope_reuse_their_bookkeeping() {
+    if !debug_mode_off() {
+        return;
+    }
+    arena::scope(|s| {
+        for _ in 0..10 {
+            drop(s.zeroed::<u8>(MIB));
+        }
+        let before = global_allocations();
+        for _ in 0..20_000 {
+            drop(s.zeroed::<u8>(MIB));
+        }
+        let calls = global_allocations() - before;
+        assert_eq!(calls, 0, "20,000 early releases in one scope made {calls} global allocations");
+        assert_eq!(arena::stats().large_live_bytes, 0);
+        // A non-top deallocation looks the block up among the live ones only.
+        let layout = Layout::from_size_align(64, 8).unwrap();
+        let older = s.allocate(layout).unwrap().cast::<u8>();
+        let _newer = s.allocate(layout).unwrap();
+        // SAFETY: `older` came from `s` with `layout` and is not used again.
+        unsafe { s.deallocate(older, layout) };
+    });
+}
+
+// ---- 4. alignment above a page ----------------------------------------
+
+#[derive(Clone, Copy)]
+#[repr(align(8192))]
+struct Aligned8K(#[allow(dead_code)] u8);
+
+// SAFETY: a `u8` and padding: all-zero bytes are a valid value.
+unsafe impl bytemuck::Zeroable for Aligned8K {}
+
+#[test]
+fn alignment_above_a_page_is_refused_on_a_warm_arena_too() {
+    arena::scope(|s| {
+        // Warm: the current slab has room, so the bump fast path could serve it.
+        let _warm = s.filled(100, 1_u8);
+        assert!(s.try_zeroed::<Aligned8K>(1).is_err());
+        assert!(s.try_from_fn(2, |_| Aligned8K(0)).is_err());
+        assert!(s.try_boxed(Aligned8K(0)).is_err());
+        assert!(s.allocate(Layout::from_size_align(16, 8192).unwrap()).is_err());
+        assert!(s.allocate_zeroed(Layout::from_size_align(16, 8192).unwrap()).is_err());
+        let payload = catch_unwind(AssertUnwindSafe(|| drop(s.zeroed::<Aligned8K>(1)))).unwrap_err();
+        let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("alignment 8192 is larger than the 4096 bytes"), "{message}");
+    });
+    let mut owned = arena::Arena::new();
+    owned.alloc(Layout::from_size_align(100, 8).unwrap()).unwrap();
+    assert!(owned.alloc(Layout::from_size_align(16, 8192).unwrap()).is_err());
+}
+
+// ---- 5. the threshold is raised to a page ------------------------------
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn a_zero_large_threshold_is_raised_to_a_page() {
+    let saved = arena::config();
+    arena::configure(arena::Config { large_threshold_bytes: 0, use_pool: false, ..saved });
+    assert_eq!(arena::config().large_threshold_bytes, 4096);
+    arena::scope(|s| {
+        let mmaps = arena::stats().mmaps;
+        let empty = s.zeroed::<u8>(0);
+        let small = s.zeroed::<u8>(100);
+        assert!(!empty.is_large_block() && !small.is_large_block());
+        assert_eq!(arena::stats().mmaps, mmaps, "zero-sized and small requests mapped blocks");
+        assert!(s.zeroed::<u8>(4096).is_large_block());
+    });
+    arena::configure(saved);
+    let owned = arena::Arena::with_config(arena::Config { large_threshold_bytes: 1, ..arena::Config::DEFAULT });
+    assert_eq!(owned.config().large_threshold_bytes, 4096);
+}
+
+// ---- 6. a panicking element drop still releases the block --------------
+
+struct PanicsOnDrop(u32);
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if self.0 == 7 {
+            panic!("element 7 refuses to drop");
+        }
+    }
+}
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn a_panicking_element_drop_still_returns_the_large_block() {
+    arena::scope(|s| {
+        let array = s.from_fn(MIB, |i| PanicsOnDrop(i as u32));
+        assert!(array.is_large_block());
+        assert!(catch_unwind(AssertUnwindSafe(|| drop(array))).is_err());
+        assert_eq!(arena::stats().large_live_bytes, 0, "the block stayed live until scope exit");
+    });
+}
+
+// ---- 7. growth across the threshold ------------------------------------
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn a_vector_grown_in_place_past_the_threshold_ends_in_a_large_block() {
+    if !debug_mode_off() {
+        return;
+    }
+    let saved = arena::config();
+    arena::configure(arena::Config { first_slab_bytes: 16 * MIB, max_slab_bytes: 16 * MIB, ..saved });
+    arena::scope(|s| {
+        let mut v = s.vec();
+        for i in 0..(3 * MIB / 8) as u64 {
+            v.push(i);
+        }
+        let array = v.into_array();
+        assert!(array.is_large_block(), "a 3 MiB array must be releasable early, as documented");
+        assert_eq!(array[12345], 12345);
+        assert!(arena::stats().large_live_bytes >= 3 * MIB);
+        s.release(array);
+        assert_eq!(arena::stats().large_live_bytes, 0);
+    });
+    arena::configure(saved);
+}
+
+// ---- 8. side chunks are kept for reuse ---------------------------------
+
+#[test]
+fn outer_allocations_inside_an_inner_scope_reach_a_steady_state() {
+    if !debug_mode_off() {
+        return;
+    }
+    let round = || {
+        arena::scope(|outer| {
+            let sum = outer.scope(|_inner| outer.filled(8, 1_u64).iter().sum::<u64>());
+            assert_eq!(sum, 8);
+            // A library function: its result in the caller's handle, its
+            // scratch in its own scope.
+            let big = outer.scope(|inner| {
+                let scratch = inner.filled(1000, 2_u32);
+                outer.from_fn(5000, |i| scratch[i % 1000] as u64)
+            });
+            assert_eq!(big.len(), 5000);
+        })
+    };
+    for _ in 0..5 {
+        round();
+    }
+    let (system, global) = (arena::stats().system_allocations, global_allocations());
+    for _ in 0..if cfg!(miri) { 20 } else { 1000 } {
+        round();
+    }
+    assert_eq!(arena::stats().system_allocations, system, "side chunks were allocated again");
+    assert_eq!(global_allocations(), global, "the arena's bookkeeping allocated in steady state");
+    assert_eq!(arena::stats().bytes_in_use, 0);
+}
