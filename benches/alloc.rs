@@ -54,8 +54,8 @@ fn small_allocations(c: &mut Criterion) {
                         let block = Allocator::allocate(s, layout).expect("arena allocation");
                         touch(block.cast());
                     }
-                })
-            })
+                });
+            });
         });
 
         group.bench_function("bumpalo", |b| {
@@ -65,7 +65,7 @@ fn small_allocations(c: &mut Criterion) {
                     touch(bump.alloc_layout(layout));
                 }
                 bump.reset();
-            })
+            });
         });
 
         group.bench_function("vec", |b| {
@@ -75,7 +75,7 @@ fn small_allocations(c: &mut Criterion) {
                     touch(NonNull::new(block.as_mut_ptr()).expect("non-null"));
                     // `block` is dropped here: one malloc/free pair per allocation.
                 }
-            })
+            });
         });
 
         group.finish();
@@ -100,8 +100,8 @@ fn scope_enter_exit(c: &mut Criterion) {
         b.iter(|| {
             arena::scope(|s| {
                 black_box(s);
-            })
-        })
+            });
+        });
     });
 
     group.bench_function("nested_enter_exit", |b| {
@@ -109,9 +109,9 @@ fn scope_enter_exit(c: &mut Criterion) {
             b.iter(|| {
                 outer.scope(|child| {
                     black_box(child);
-                })
-            })
-        })
+                });
+            });
+        });
     });
 
     // `Vec::with_capacity` rather than `Box::new([0; 64])`, which compiles to
@@ -120,7 +120,7 @@ fn scope_enter_exit(c: &mut Criterion) {
         b.iter(|| {
             let mut block = Vec::<u8>::with_capacity(64);
             touch(NonNull::new(block.as_mut_ptr()).expect("non-null"));
-        })
+        });
     });
 
     group.finish();

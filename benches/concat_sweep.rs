@@ -58,7 +58,7 @@ fn minor_faults() -> i64 {
     // SAFETY: `getrusage` writes one `rusage` into the zeroed struct we own.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, writable `rusage`.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut usage) };
     assert_eq!(status, 0, "getrusage failed");
     usage.ru_minflt
 }
@@ -142,7 +142,7 @@ where
         arena::scope(|s| {
             let out = kernels::concat_promoted_in(black_box(a), black_box(b), s);
             black_box(&out[..]);
-        })
+        });
     })
 }
 
@@ -181,7 +181,7 @@ fn kwargs_section(rows: &mut Vec<Row>) {
         arena::scope(|s| {
             let out = kernels::concat_cast_in::<f64, _, _>((black_box(&a[..]), black_box(&b[..])), s);
             black_box(&out[..]);
-        })
+        });
     }));
     rows.push(measure("kwargs", "axis_none_2x_1M_2D", || concat_scoped(&[&a, &b])));
     let wide_a: Vec<i64> = data(MILLION);
@@ -190,7 +190,7 @@ fn kwargs_section(rows: &mut Vec<Row>) {
         arena::scope(|s| {
             let out = kernels::concat_cast_in::<i32, _, _>((black_box(&wide_a[..]), black_box(&wide_b[..])), s);
             black_box(&out[..]);
-        })
+        });
     }));
 }
 

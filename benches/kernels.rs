@@ -56,7 +56,7 @@ fn elementwise(c: &mut Criterion) {
                 for ((o, &u), &v) in out.iter_mut().zip(x).zip(y) {
                     *o = u + v;
                 }
-            })
+            });
         });
 
         // `axpy_into` updates `y` in place: the hand loop does the same to a
@@ -70,7 +70,7 @@ fn elementwise(c: &mut Criterion) {
                 for (o, &u) in out.iter_mut().zip(x) {
                     *o += alpha * u;
                 }
-            })
+            });
         });
 
         group.bench_function("scale_into", |b| b.iter(|| kernels::scale_into(black_box(&x), black_box(A), &mut out)));
@@ -80,11 +80,11 @@ fn elementwise(c: &mut Criterion) {
                 for (o, &u) in out.iter_mut().zip(x) {
                     *o = factor * u;
                 }
-            })
+            });
         });
 
         group.bench_function("fma_into", |b| {
-            b.iter(|| kernels::fma_into(black_box(&x), black_box(&y), black_box(&z), &mut out))
+            b.iter(|| kernels::fma_into(black_box(&x), black_box(&y), black_box(&z), &mut out));
         });
         group.bench_function("hand_fma", |b| {
             b.iter(|| {
@@ -92,7 +92,7 @@ fn elementwise(c: &mut Criterion) {
                 for (((o, &u), &v), &w) in out.iter_mut().zip(x).zip(y).zip(z) {
                     *o = u.mul_add(v, w);
                 }
-            })
+            });
         });
 
         black_box(&out);
@@ -127,10 +127,10 @@ fn chain(c: &mut Criterion) {
     group.throughput(Throughput::Elements(LEN as u64));
 
     group.bench_function(BenchmarkId::new("temporaries", "Global"), |b| {
-        b.iter(|| consume(&chain_in(black_box(&x), black_box(&y), Global)))
+        b.iter(|| consume(&chain_in(black_box(&x), black_box(&y), Global)));
     });
     group.bench_function(BenchmarkId::new("temporaries", "scope"), |b| {
-        b.iter(|| arena::scope(|s| consume(&chain_in(black_box(&x), black_box(&y), s))))
+        b.iter(|| arena::scope(|s| consume(&chain_in(black_box(&x), black_box(&y), s))));
     });
     group.bench_function(BenchmarkId::new("temporaries", "bumpalo"), |b| {
         let mut bump = Bump::new();
@@ -138,7 +138,7 @@ fn chain(c: &mut Criterion) {
             let value = consume(&chain_in(black_box(&x), black_box(&y), &bump));
             bump.reset();
             value
-        })
+        });
     });
     group.bench_function("fused_hand_loop", |b| {
         let mut out = vec![0.0_f64; LEN];
@@ -147,7 +147,7 @@ fn chain(c: &mut Criterion) {
                 *o = A * u + B * v + C;
             }
             consume(&out)
-        })
+        });
     });
     group.finish();
 }

@@ -49,7 +49,7 @@ fn arena_filled(n: usize) {
     arena::scope(|s| {
         let a = s.filled(n, 1u8);
         black_box(&a[..]);
-    })
+    });
 }
 
 /// One iteration of the `arena_zeroed_fill` variant: make zeroed, write, release.
@@ -59,7 +59,7 @@ fn arena_zeroed_fill(n: usize) {
         let mut a = s.zeroed::<u8>(n);
         a.fill(1);
         black_box(&a[..]);
-    })
+    });
 }
 
 /// One iteration of the `vec` variant: a fresh `Vec`, written once, dropped.
@@ -90,7 +90,7 @@ fn minor_faults() -> u64 {
     // are a valid `rusage` (plain integers and `timeval`s).
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, writable `rusage`.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut usage) };
     assert_eq!(rc, 0, "getrusage failed");
     u64::try_from(usage.ru_minflt).unwrap_or(0)
 }

@@ -35,7 +35,7 @@ fn small_allocations() {
                 let a = s.filled(8, i as f64);
                 black_box(&a);
             }
-        })
+        });
     });
     println!("  Vec (malloc + free)      {vec_ns:7.1} ns per array");
     println!("  arena::scope             {arena_ns:7.1} ns per array   ({:.1}x faster)", vec_ns / arena_ns);
@@ -97,7 +97,7 @@ fn steady_state() {
 fn rss_mib() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: f64 = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    pages * 4096.0 / (1 << 20) as f64
+    pages * 4096.0 / f64::from(1 << 20)
 }
 
 /// Minor page faults of this process so far.
@@ -160,7 +160,7 @@ fn numsharp() {
         arena::scope(|s| {
             let mut arrays: Vec<_> = (0..ARRAYS).map(|_| s.zeroed::<f64>(ELEMENTS)).collect();
             arrays.iter_mut().for_each(|a| write_all(a, r));
-        })
+        });
     };
     let default_budget = numsharp_loop(10, arena_round, arena::trim);
     arena::configure(arena::Config { large_retain_bytes: 1 << 30, ..arena::Config::DEFAULT });

@@ -1,6 +1,5 @@
 //! Tuning knobs of an arena.
 
-use crate::large::{MapOptions, ReturnMode};
 use crate::slab::PAGE_BYTES;
 
 /// How an arena sizes, keeps and limits its memory.
@@ -73,7 +72,7 @@ impl Config {
         large_threshold_bytes: 1024 * 1024,
         large_retain_bytes: 256 * 1024 * 1024,
         return_mode: ReturnMode::DontNeed,
-        map_options: MapOptions { huge_pages: true, populate: false, lock: false },
+        map_options: MapOptions::DEFAULT,
         use_pool: true,
     };
 
@@ -106,6 +105,43 @@ const fn round_to_pages(bytes: usize) -> usize {
         Some(rounded) => rounded,
         None => usize::MAX & !(PAGE_BYTES - 1),
     }
+}
+
+impl MapOptions {
+    /// Huge pages on, the rest off: the large-block part of [`Config::DEFAULT`].
+    pub const DEFAULT: MapOptions = MapOptions { huge_pages: true, populate: false, lock: false };
+}
+
+impl Default for MapOptions {
+    fn default() -> Self {
+        MapOptions::DEFAULT
+    }
+}
+
+/// What happens to a released large block that does not fit in the retention budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReturnMode {
+    /// `munmap`: the mapping and its pages go back to the OS.
+    Unmap,
+    /// `madvise(MADV_DONTNEED)`: the pages go back at once (RSS drops), the
+    /// mapping is kept (a few per size class) and reads as zeros when reused.
+    DontNeed,
+    /// `madvise(MADV_FREE)`: the OS may take the pages back lazily, under
+    /// memory pressure; cheaper than `DontNeed`, but RSS drops only when it does.
+    Free,
+}
+
+/// OS requests made for every new large mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapOptions {
+    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
+    /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    pub huge_pages: bool,
+    /// Pre-fault the whole mapping (`MAP_POPULATE`), so first touches do not fault.
+    pub populate: bool,
+    /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
+    /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.
+    pub lock: bool,
 }
 
 #[cfg(test)]

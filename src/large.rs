@@ -13,7 +13,9 @@ use std::ptr::NonNull;
 
 use memmap2::{Advice, MmapMut, MmapOptions, UncheckedAdvice};
 
+use crate::config::{MapOptions, ReturnMode};
 use crate::slab::PAGE_BYTES;
+use crate::stats::Counters;
 
 /// Blocks at least this large may ask for transparent huge pages.
 pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
@@ -21,39 +23,6 @@ pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// Cold (advised-away) blocks kept per size class: they cost address space
 /// only, and save the `mmap` syscall when the class is asked for again.
 const COLD_BLOCKS_PER_CLASS: usize = 4;
-
-impl Default for MapOptions {
-    /// Huge pages on, the rest off: the large-block part of [`Config::DEFAULT`](crate::Config::DEFAULT).
-    fn default() -> Self {
-        crate::Config::DEFAULT.map_options
-    }
-}
-
-/// What happens to a released large block that does not fit in the retention budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReturnMode {
-    /// `munmap`: the mapping and its pages go back to the OS.
-    Unmap,
-    /// `madvise(MADV_DONTNEED)`: the pages go back at once (RSS drops), the
-    /// mapping is kept (a few per size class) and reads as zeros when reused.
-    DontNeed,
-    /// `madvise(MADV_FREE)`: the OS may take the pages back lazily, under
-    /// memory pressure; cheaper than `DontNeed`, but RSS drops only when it does.
-    Free,
-}
-
-/// OS requests made for every new large mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MapOptions {
-    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
-    /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
-    pub huge_pages: bool,
-    /// Pre-fault the whole mapping (`MAP_POPULATE`), so first touches do not fault.
-    pub populate: bool,
-    /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
-    /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.
-    pub lock: bool,
-}
 
 /// The mapping length used for a request of `bytes`: whole pages, rounded up
 /// to one of four steps per power of two (2^k, 1.25, 1.5, 1.75 x 2^k), so that
@@ -175,22 +144,6 @@ impl LargeBlock {
     }
 }
 
-/// Counters of the OS traffic of large blocks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct OsCounters {
-    pub(crate) mmaps: u64,
-    pub(crate) munmaps: u64,
-    pub(crate) madvise_calls: u64,
-    pub(crate) bytes_returned: u64,
-    pub(crate) advice_errors: u64,
-}
-
-impl OsCounters {
-    pub(crate) const fn new() -> OsCounters {
-        OsCounters { mmaps: 0, munmaps: 0, madvise_calls: 0, bytes_returned: 0, advice_errors: 0 }
-    }
-}
-
 /// The cached blocks of one size class.
 struct ClassCache {
     class_bytes: usize,
@@ -250,7 +203,7 @@ impl LargeBlockCache {
     /// Keeps `block` for reuse, resident; if that exceeds `retain_bytes`, the
     /// blocks released longest ago (possibly `block` itself, if it alone
     /// exceeds the budget) are advised away or unmapped as `mode` says.
-    pub(crate) fn put(&mut self, block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+    pub(crate) fn put(&mut self, block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut Counters) {
         let len = block.len();
         let index = self.class_index(len);
         if len > retain_bytes {
@@ -265,7 +218,7 @@ impl LargeBlockCache {
 
     /// Returns the blocks released longest ago until at most `retain_bytes`
     /// stay resident.
-    pub(crate) fn enforce_budget(&mut self, retain_bytes: usize, mode: ReturnMode, os: &mut OsCounters) {
+    pub(crate) fn enforce_budget(&mut self, retain_bytes: usize, mode: ReturnMode, os: &mut Counters) {
         while self.warm_bytes > retain_bytes {
             // The oldest warm block of each class is its first.
             let oldest = (0..self.classes.len())
@@ -280,7 +233,7 @@ impl LargeBlockCache {
 
     /// Gives `block`'s pages back to the OS: advised away and kept cold (a few
     /// per class), or unmapped.
-    fn give_back(&mut self, index: usize, mut block: LargeBlock, mode: ReturnMode, os: &mut OsCounters) {
+    fn give_back(&mut self, index: usize, mut block: LargeBlock, mode: ReturnMode, os: &mut Counters) {
         let len = block.len();
         os.bytes_returned += len as u64;
         let class = &mut self.classes[index];
@@ -322,7 +275,7 @@ impl LargeBlockCache {
     }
 
     /// Unmaps every cached block.
-    pub(crate) fn clear(&mut self, os: &mut OsCounters) {
+    pub(crate) fn clear(&mut self, os: &mut Counters) {
         for class in self.classes.drain(..) {
             for (_, block) in class.warm {
                 os.munmaps += 1;
@@ -356,7 +309,7 @@ mod tests {
     #[test]
     fn cache_keeps_blocks_within_budget_and_returns_the_rest() {
         let mut cache = LargeBlockCache::default();
-        let mut os = OsCounters::default();
+        let mut os = Counters::default();
         for _ in 0..3 {
             let (block, _) = LargeBlock::map(1 << 20, MapOptions::default()).unwrap();
             cache.put(block, 2 << 20, ReturnMode::DontNeed, &mut os);
@@ -375,7 +328,7 @@ mod tests {
     #[test]
     fn blocks_released_longest_ago_go_back_first() {
         let mut cache = LargeBlockCache::new();
-        let mut os = OsCounters::default();
+        let mut os = Counters::default();
         let map = |len| LargeBlock::map(len, MapOptions::default()).unwrap().0;
         cache.put(map(2 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
         cache.put(map(1 << 20), 4 << 20, ReturnMode::Unmap, &mut os);

@@ -73,26 +73,29 @@ mod arena;
 mod array;
 mod bump;
 mod config;
+mod debug_mode;
 mod error;
-/// Model-based checking of the arena (random operation sequences against a
-/// simple model), shared by `tests/model.rs` and the fuzz targets in `fuzz/`.
-/// Only with the `fuzzing` feature.
-#[cfg(feature = "fuzzing")]
-pub mod harness;
 pub mod kernels;
 mod large;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod pool;
 mod scope;
-mod side;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod slab;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod stats;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod sync;
 
 pub use allocator_api2::alloc::AllocError;
-pub use arena::{Arena, Checkpoint, DebugMode, POISON_BYTE};
+pub use arena::{Arena, Checkpoint};
 pub use array::{ScopedArray, ScopedBox, ScopedVec};
-pub use config::Config;
-pub use large::{MapOptions, ReturnMode};
+pub use config::{Config, MapOptions, ReturnMode};
+pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, global_stats, trim_pool};
 pub use scope::{Scope, check_invariants, config, configure, scope, stats, trim};
 
@@ -100,8 +103,9 @@ pub use scope::{Scope, check_invariants, config, configure, scope, stats, trim};
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
-    pub use crate::pool::{CounterDelta, GlobalCounters, SlabPool};
+    pub use crate::pool::{GlobalCounters, SlabPool};
     pub use crate::slab::Slab;
+    pub use crate::stats::Counters;
     pub use crate::sync::ReleaseFlag;
 }
 pub use stats::{GlobalStats, Stats};

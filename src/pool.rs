@@ -11,6 +11,7 @@
 
 use crate::large::LargeBlock;
 use crate::slab::Slab;
+use crate::stats::Counters;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Default bound on the bytes the pool holds.
@@ -31,7 +32,6 @@ pub struct SlabPool {
     nonempty: AtomicBool,
 }
 
-#[derive(Default)]
 struct Held {
     slabs: Vec<Slab>,
     blocks: Vec<LargeBlock>,
@@ -39,9 +39,22 @@ struct Held {
 }
 
 impl SlabPool {
+    #[cfg(not(loom))]
+    pub const fn new(budget_bytes: usize) -> SlabPool {
+        SlabPool {
+            held: Mutex::new(Held { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
+            budget_bytes: AtomicUsize::new(budget_bytes),
+            warm_slab_bytes: AtomicUsize::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            nonempty: AtomicBool::new(false),
+        }
+    }
+
+    #[cfg(loom)]
     pub fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
-            held: Mutex::new(Held::default()),
+            held: Mutex::new(Held { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
             warm_slab_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
@@ -178,65 +191,58 @@ pub struct PoolSnapshot {
 }
 
 /// Counters summed over every arena of the process, live or dropped. Arenas
-/// add their deltas on slow paths only (a new slab, a mapping, a scope exit
-/// that released memory), so the hot path never touches them.
+/// add their differences on slow paths only (a new slab, a mapping, the exit
+/// of a scope that released memory, their drop), so the hot path never
+/// touches them.
 pub struct GlobalCounters {
-    pub system_allocations: AtomicU64,
-    pub system_deallocations: AtomicU64,
-    pub mmaps: AtomicU64,
-    pub munmaps: AtomicU64,
-    pub scopes_opened: AtomicU64,
+    /// One total per field of [`Counters`], in its order.
+    totals: [AtomicU64; Counters::LEN],
     pub arenas_dropped: AtomicU64,
 }
 
 impl GlobalCounters {
+    #[cfg(not(loom))]
+    pub const fn new() -> GlobalCounters {
+        GlobalCounters { totals: [const { AtomicU64::new(0) }; Counters::LEN], arenas_dropped: AtomicU64::new(0) }
+    }
+
+    #[cfg(loom)]
     pub fn new() -> GlobalCounters {
-        GlobalCounters {
-            system_allocations: AtomicU64::new(0),
-            system_deallocations: AtomicU64::new(0),
-            mmaps: AtomicU64::new(0),
-            munmaps: AtomicU64::new(0),
-            scopes_opened: AtomicU64::new(0),
-            arenas_dropped: AtomicU64::new(0),
-        }
+        GlobalCounters { totals: std::array::from_fn(|_| AtomicU64::new(0)), arenas_dropped: AtomicU64::new(0) }
     }
 
     /// Adds `delta` (an arena's counts since its last publication).
-    pub fn add(&self, delta: &CounterDelta) {
-        for (counter, value) in [
-            (&self.system_allocations, delta.system_allocations),
-            (&self.system_deallocations, delta.system_deallocations),
-            (&self.mmaps, delta.mmaps),
-            (&self.munmaps, delta.munmaps),
-            (&self.scopes_opened, delta.scopes_opened),
-        ] {
+    pub fn add(&self, delta: &Counters) {
+        for (total, value) in self.totals.iter().zip(delta.to_array()) {
             if value != 0 {
-                counter.fetch_add(value, Ordering::Relaxed);
+                total.fetch_add(value, Ordering::Relaxed);
             }
         }
     }
+
+    /// The totals so far.
+    pub fn snapshot(&self) -> Counters {
+        Counters::from_array(std::array::from_fn(|i| self.totals[i].load(Ordering::Relaxed)))
+    }
 }
 
-/// Counts an arena has not yet added to the [`GlobalCounters`].
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct CounterDelta {
-    pub system_allocations: u64,
-    pub system_deallocations: u64,
-    pub mmaps: u64,
-    pub munmaps: u64,
-    pub scopes_opened: u64,
-}
+/// What every arena that uses the pool shares: the pool and the counters.
+pub(crate) type Shared = (SlabPool, GlobalCounters);
+
+/// The process-wide pool and counters, a `const` static so that an arena can
+/// be handed a reference to it when it is built (in a `const` thread-local).
+#[cfg(not(loom))]
+static SHARED: Shared = (SlabPool::new(DEFAULT_POOL_BUDGET_BYTES), GlobalCounters::new());
 
 /// The process-wide pool and counters. Under `cfg(loom)` there is none (loom
 /// objects cannot live in statics); the models build their own instances.
 #[cfg(not(loom))]
-pub(crate) fn global() -> Option<&'static (SlabPool, GlobalCounters)> {
-    static GLOBAL: std::sync::OnceLock<(SlabPool, GlobalCounters)> = std::sync::OnceLock::new();
-    Some(GLOBAL.get_or_init(|| (SlabPool::new(DEFAULT_POOL_BUDGET_BYTES), GlobalCounters::new())))
+pub(crate) const fn global() -> Option<&'static Shared> {
+    Some(&SHARED)
 }
 
 #[cfg(loom)]
-pub(crate) fn global() -> Option<&'static (SlabPool, GlobalCounters)> {
+pub(crate) const fn global() -> Option<&'static Shared> {
     None
 }
 
@@ -258,7 +264,7 @@ pub fn global_stats() -> crate::GlobalStats {
     }
     let Some((pool, counters)) = global() else { return crate::GlobalStats::default() };
     let held = pool.snapshot();
-    let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let totals = counters.snapshot();
     crate::GlobalStats {
         pool_bytes: held.bytes,
         pool_slabs: held.slabs,
@@ -266,12 +272,12 @@ pub fn global_stats() -> crate::GlobalStats {
         pool_budget_bytes: held.budget_bytes,
         pool_hits: held.hits,
         pool_misses: held.misses,
-        arenas_dropped: load(&counters.arenas_dropped),
-        system_allocations: load(&counters.system_allocations),
-        system_deallocations: load(&counters.system_deallocations),
-        mmaps: load(&counters.mmaps),
-        munmaps: load(&counters.munmaps),
-        scopes_opened: load(&counters.scopes_opened),
+        arenas_dropped: counters.arenas_dropped.load(Ordering::Relaxed),
+        system_allocations: totals.system_allocations,
+        system_deallocations: totals.system_deallocations,
+        mmaps: totals.mmaps,
+        munmaps: totals.munmaps,
+        scopes_opened: totals.scopes_opened,
     }
 }
 
@@ -288,8 +294,7 @@ pub fn configure_pool(budget_bytes: usize) {
     let _busy = crate::sync::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         let released = pool.set_budget(budget_bytes);
-        counters.system_deallocations.fetch_add(released.slabs, Ordering::Relaxed);
-        counters.munmaps.fetch_add(released.blocks, Ordering::Relaxed);
+        counters.add(&Counters { system_deallocations: released.slabs, munmaps: released.blocks, ..Counters::ZERO });
     }
 }
 

@@ -252,7 +252,7 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         let small = |ptr| Tracked { ptr, large: None, zeroed: false };
         if !arena.is_small(layout) {
-            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena), token: thread_token() };
+            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
             let large = arena.alloc_large(layout, owner)?;
             return Ok(Tracked { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
         }
@@ -292,7 +292,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), self.start);
+        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), &self.start);
         if !released && arena.has_live_large_blocks() {
             self.release_large_at(ptr);
         }
@@ -311,7 +311,7 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         ptr.as_ptr().addr().is_multiple_of(new.align())
             && arena.depth() == self.depth
-            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.start)
+            && arena.resize_top_in_place(ptr, old.size(), new.size(), &self.start)
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
@@ -345,29 +345,6 @@ pub(crate) struct Tracked {
     pub(crate) zeroed: bool,
 }
 
-/// Identifies the calling thread among the threads alive now: the address of
-/// a thread-local. An array's large block may be released at once only on the
-/// thread that owns its arena; this is how a drop tells.
-#[inline]
-pub(crate) fn thread_token() -> usize {
-    thread_local! {
-        static TOKEN: u8 = const { 0 };
-    }
-    TOKEN.with(|token| std::ptr::from_ref(token).addr())
-}
-
-/// Releases the large block behind `handle`, whose array is being dropped:
-/// to the cache at once on the owner thread, deferred to the owner otherwise.
-///
-/// # Safety
-/// As [`Arena::release_large_from_drop`]: the array holding `handle` is being
-/// dropped inside its scope and never uses the handle again.
-pub(crate) unsafe fn release_large_block(handle: LargeHandle) {
-    let _busy = BusyGuard::raise();
-    // SAFETY: forwarded contract; the token is this thread's.
-    unsafe { Arena::release_large_from_drop(handle, thread_token()) }
-}
-
 impl Arena {
     /// Runs `f` with a scope on this arena; everything allocated from the
     /// scope is released when `f` returns or panics.
@@ -388,7 +365,7 @@ impl Arena {
     }
 }
 
-// SAFETY (of the impl as a whole): blocks are carved from slabs or side
+// SAFETY: (the impl as a whole) blocks are carved from slabs or side
 // chunks that stay allocated until the scope that handed them out exits, so
 // they stay valid while the allocator (`&Scope`, bound by `'s`) is usable;
 // blocks never overlap because the bump pointer only moves past handed-out

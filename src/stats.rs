@@ -1,4 +1,94 @@
-//! Counters an arena keeps about itself.
+//! Counters an arena keeps about itself, and the snapshots users read.
+
+use std::ops::{Add, Sub};
+
+/// The event counts of an arena, in one place: each part that causes an
+/// event adds to it, [`Stats`] and [`GlobalStats`] are built from it, and
+/// the process-wide totals receive differences of two of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub system_allocations: u64,
+    pub system_deallocations: u64,
+    pub scopes_opened: u64,
+    pub large_hits: u64,
+    pub large_misses: u64,
+    pub mmaps: u64,
+    pub munmaps: u64,
+    pub madvise_calls: u64,
+    pub bytes_returned: u64,
+    pub advice_errors: u64,
+}
+
+impl Counters {
+    /// The number of counters.
+    pub const LEN: usize = 10;
+
+    pub const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
+
+    /// The counters in declaration order.
+    pub const fn to_array(self) -> [u64; Counters::LEN] {
+        [
+            self.system_allocations,
+            self.system_deallocations,
+            self.scopes_opened,
+            self.large_hits,
+            self.large_misses,
+            self.mmaps,
+            self.munmaps,
+            self.madvise_calls,
+            self.bytes_returned,
+            self.advice_errors,
+        ]
+    }
+
+    /// The inverse of [`to_array`](Counters::to_array).
+    pub const fn from_array(values: [u64; Counters::LEN]) -> Counters {
+        let [
+            system_allocations,
+            system_deallocations,
+            scopes_opened,
+            large_hits,
+            large_misses,
+            mmaps,
+            munmaps,
+            madvise_calls,
+            bytes_returned,
+            advice_errors,
+        ] = values;
+        Counters {
+            system_allocations,
+            system_deallocations,
+            scopes_opened,
+            large_hits,
+            large_misses,
+            mmaps,
+            munmaps,
+            madvise_calls,
+            bytes_returned,
+            advice_errors,
+        }
+    }
+}
+
+impl Add for Counters {
+    type Output = Counters;
+
+    /// The events of two parts together.
+    fn add(self, other: Counters) -> Counters {
+        let (a, b) = (self.to_array(), other.to_array());
+        Counters::from_array(std::array::from_fn(|i| a[i] + b[i]))
+    }
+}
+
+impl Sub for Counters {
+    type Output = Counters;
+
+    /// The events between two snapshots (`self` the later one).
+    fn sub(self, earlier: Counters) -> Counters {
+        let (now, before) = (self.to_array(), earlier.to_array());
+        Counters::from_array(std::array::from_fn(|i| now[i].wrapping_sub(before[i])))
+    }
+}
 
 /// A snapshot of an arena's counters, from [`stats`](crate::stats) or
 /// [`Arena::stats`](crate::Arena::stats).
@@ -44,6 +134,23 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The event counts of `counters`; every other figure zero.
+    pub(crate) fn from_counters(counters: Counters) -> Stats {
+        Stats {
+            system_allocations: counters.system_allocations,
+            system_deallocations: counters.system_deallocations,
+            scopes_opened: counters.scopes_opened,
+            large_cache_hits: counters.large_hits,
+            large_cache_misses: counters.large_misses,
+            mmaps: counters.mmaps,
+            munmaps: counters.munmaps,
+            madvise_calls: counters.madvise_calls,
+            bytes_returned_to_os: counters.bytes_returned,
+            advice_errors: counters.advice_errors,
+            ..Stats::default()
+        }
+    }
+
     /// Fraction of large requests served from the cache (0 when there were none).
     pub fn large_hit_rate(&self) -> f64 {
         let total = self.large_cache_hits + self.large_cache_misses;

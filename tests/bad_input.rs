@@ -30,6 +30,7 @@ fn element_count_overflow_is_an_error_and_a_clear_panic() {
     });
 }
 
+#[cfg_attr(miri, ignore = "Miri reports resource exhaustion instead of a refused request")]
 #[test]
 fn sizes_beyond_the_address_space_are_refused() {
     arena::scope(|s| {

@@ -74,6 +74,6 @@ fn side_chunks_are_poisoned_when_their_scope_exits() {
             // poison of the previous side chunk's release).
             let bytes = unsafe { std::slice::from_raw_parts(block.as_ptr(), 512) };
             assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE), "side chunk not poisoned: {:?}", &bytes[..8]);
-        })
+        });
     });
 }

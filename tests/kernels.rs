@@ -290,8 +290,12 @@ fn check_concat<T: Num, A: Allocator + Copy>(alloc: A, a: &[T], b: &[T], c: &[T]
 }
 
 fn check_concat_cast<T: Num + AsPrimitive<f64>, A: Allocator + Copy>(alloc: A, a: &[T], b: &[i32], c: &[f32]) {
-    let expected: Vec<f64> =
-        a.iter().map(|&v| v.wide()).chain(b.iter().map(|&v| v as f64)).chain(c.iter().map(|&v| v as f64)).collect();
+    let expected: Vec<f64> = a
+        .iter()
+        .map(|&v| v.wide())
+        .chain(b.iter().map(|&v| f64::from(v)))
+        .chain(c.iter().map(|&v| f64::from(v)))
+        .collect();
     let got = kernels::concat_cast_in::<f64, _, _>((a, b, c), alloc);
     assert_same(&got, &expected, "concat_cast_in");
     let mut out = zeros_in(expected.len(), alloc);
@@ -571,7 +575,7 @@ fn concat_promoted_gives_the_promoted_type() {
         let small: ApiVec<i16, A> = kernels::concat_promoted_in(&[-128_i8, 127], &[255_u8, 0], alloc);
         assert_eq!(small[..], [-128, 127, 255, 0]);
         let wide: ApiVec<i64, A> = kernels::concat_promoted_in(&[i32::MIN], &[u32::MAX], alloc);
-        assert_eq!(wide[..], [i32::MIN as i64, u32::MAX as i64]);
+        assert_eq!(wide[..], [i64::from(i32::MIN), i64::from(u32::MAX)]);
         let float: ApiVec<f64, A> = kernels::concat_promoted_in(&[16_777_217_i32], &[0.5_f32], alloc);
         assert_eq!(float[..], [16_777_217.0, 0.5]); // exact in f64, not in f32
         let mut out = allocator_api2::vec![in alloc; 0.0_f64; 3];

@@ -5,7 +5,7 @@
 fn refused_lock_is_an_alloc_error_and_a_clear_panic() {
     let limit = libc::rlimit { rlim_cur: 64 * 1024, rlim_max: 64 * 1024 };
     // SAFETY: `setrlimit` reads a valid `rlimit`.
-    let rc = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
+    let rc = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &raw const limit) };
     assert_eq!(rc, 0);
     arena::configure(arena::Config {
         map_options: arena::MapOptions { lock: true, ..arena::MapOptions::default() },

@@ -7,7 +7,8 @@ use std::cell::Cell;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-use arena::harness::{self, Elem, Focus, Header, LargeThreshold, Make, Op, Options, PanicSite, RunSummary, ScopeKind};
+use arena_harness as harness;
+use arena_harness::{Elem, Focus, Header, LargeThreshold, Make, Op, Options, PanicSite, RunSummary, ScopeKind};
 use proptest::prelude::*;
 
 /// The system allocator, except that on a thread that turned [`PACKING`] on,

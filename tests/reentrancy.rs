@@ -134,13 +134,12 @@ fn the_model_holds_with_a_reentering_global_allocator() {
         state ^= state << 17;
         state
     };
-    for focus in
-        [arena::harness::Focus::Balanced, arena::harness::Focus::AllocatorApi, arena::harness::Focus::LargeBlocks]
+    for focus in [arena_harness::Focus::Balanced, arena_harness::Focus::AllocatorApi, arena_harness::Focus::LargeBlocks]
     {
         for _ in 0..20 {
             let len = 64 + (next() % 512) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            if let Err(violation) = armed(|| arena::harness::run_with(&bytes, focus)) {
+            if let Err(violation) = armed(|| arena_harness::run_with(&bytes, focus)) {
                 panic!("{violation}\ninput: {bytes:?}");
             }
         }

@@ -16,7 +16,7 @@ fn steady_loop_of_large_temporaries_makes_no_faults_or_syscalls() {
             small.fill(3);
             big.fill(5);
             std::hint::black_box((small[12345], big[MIB]));
-        })
+        });
     };
     iteration();
     iteration();

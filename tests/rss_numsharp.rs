@@ -13,7 +13,7 @@ fn rss_returns_to_baseline_after_scope_and_trim() {
         let arrays: Vec<_> = (0..100)
             .map(|i| {
                 let mut a = s.zeroed::<f64>(1_000_000);
-                a.iter_mut().step_by(512).for_each(|x| *x = i as f64);
+                a.iter_mut().step_by(512).for_each(|x| *x = f64::from(i));
                 a
             })
             .collect();

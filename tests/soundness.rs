@@ -237,10 +237,10 @@ fn outer_allocations_inside_an_inner_scope_reach_a_steady_state() {
             // scratch in its own scope.
             let big = outer.scope(|inner| {
                 let scratch = inner.filled(1000, 2_u32);
-                outer.from_fn(5000, |i| scratch[i % 1000] as u64)
+                outer.from_fn(5000, |i| u64::from(scratch[i % 1000]))
             });
             assert_eq!(big.len(), 5000);
-        })
+        });
     };
     for _ in 0..5 {
         round();

@@ -1,10 +1,10 @@
 //! Random scope/allocation sequences, every operation equally in play
 //! (`Focus::Balanced`). A violation of the model panics, which libFuzzer
-//! reports as a crash; `arena::harness::decode` turns the input back into
+//! reports as a crash; `arena_harness::decode` turns the input back into
 //! the operations.
 #![no_main]
 
-use arena::harness::{self, Focus};
+use arena_harness::{self, Focus};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

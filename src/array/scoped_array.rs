@@ -107,7 +107,7 @@ impl<T> Drop for ScopedArray<'_, T> {
                     // lifetime ends no later than the scope), its elements are
                     // gone (this guard drops after them, on return and on
                     // unwind), and the handle is not used again.
-                    unsafe { crate::scope::release_large_block(large) }
+                    unsafe { large.release() }
                 }
             }
         }

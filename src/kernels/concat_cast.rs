@@ -69,7 +69,7 @@ impl<O: Element, X: Element + AsPrimitive<O>> CastParts<O> for &[&[X]] {
 
     fn cast_parts_into(&self, out: &mut [O]) {
         let mut rest = out;
-        for part in self.iter() {
+        for part in *self {
             rest = cast_front(part, rest);
         }
     }

@@ -109,8 +109,8 @@ mod tests {
     #[test]
     fn pairwise_sum_is_exact_on_integers_of_any_length() {
         for len in [0, 1, 7, 8, 9, 127, 128, 129, 1000, 70_000] {
-            let x: std::vec::Vec<i64> = (0..len as i64).collect();
-            assert_eq!(pairwise_sum(&x), (0..len as i64).sum::<i64>());
+            let x: std::vec::Vec<i64> = (0..i64::from(len)).collect();
+            assert_eq!(pairwise_sum(&x), (0..i64::from(len)).sum::<i64>());
         }
     }
 
@@ -118,9 +118,9 @@ mod tests {
     fn pairwise_sum_beats_naive_summation_on_floats() {
         let x = vec![0.1_f32; 1 << 20];
         let naive: f32 = x.iter().sum();
-        let exact = 0.1_f64 as f32 as f64 * (1 << 20) as f64;
-        let pairwise = pairwise_sum(&x) as f64;
-        assert!((pairwise - exact).abs() < (naive as f64 - exact).abs());
+        let exact = f64::from(0.1_f64 as f32) * f64::from(1 << 20);
+        let pairwise = f64::from(pairwise_sum(&x));
+        assert!((pairwise - exact).abs() < (f64::from(naive) - exact).abs());
         assert!((pairwise - exact).abs() / exact < 1e-6, "pairwise {pairwise} exact {exact}");
     }
 }

@@ -2,20 +2,20 @@
 #![allow(dead_code)]
 
 /// Resident set size of this process, from `/proc/self/statm`.
-pub fn rss_bytes() -> usize {
+pub(crate) fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("read /proc/self/statm");
     let resident_pages: usize = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("statm field");
     resident_pages * page_bytes()
 }
 
-pub fn page_bytes() -> usize {
+pub(crate) fn page_bytes() -> usize {
     // SAFETY: `sysconf` with a valid name has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(size).unwrap_or(4096)
 }
 
 /// Minor page faults of this process so far, from `getrusage`.
-pub fn minor_faults() -> u64 {
+pub(crate) fn minor_faults() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` is valid for writes of one `rusage`.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
@@ -25,7 +25,7 @@ pub fn minor_faults() -> u64 {
 }
 
 /// Writes one byte per page, so every page of `bytes` becomes resident.
-pub fn touch(bytes: &mut [u8]) {
+pub(crate) fn touch(bytes: &mut [u8]) {
     let page = page_bytes();
     for i in (0..bytes.len()).step_by(page) {
         bytes[i] = 1;
@@ -33,4 +33,4 @@ pub fn touch(bytes: &mut [u8]) {
     std::hint::black_box(bytes);
 }
 
-pub const MIB: usize = 1 << 20;
+pub(crate) const MIB: usize = 1 << 20;

@@ -367,7 +367,7 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
             }
             Op::VecFreeze { item, up } => out.extend([opcode(K::VecFreeze), item, encode_up(up)]),
             Op::Boxed { elem, up } => {
-                out.extend([opcode(K::Boxed), encode_elem_make(elem, Make::Generated), encode_up(up)])
+                out.extend([opcode(K::Boxed), encode_elem_make(elem, Make::Generated), encode_up(up)]);
             }
             Op::RawAlloc { bytes, align_log2, zeroed, up } => {
                 let align = encode_align(align_log2, zeroed);

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::{Scope, ScopedArray};
+use arena::{Scope, ScopedArray};
 
 /// Largest item the harness makes or grows to.
 pub(super) const MAX_ITEM_BYTES: usize = 4 << 20;

@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::Allocator;
 
 use super::pattern::all_zero;
-use crate::Scope;
+use arena::Scope;
 
 /// A block allocated by the scope branded `'s`.
 ///
@@ -99,7 +99,7 @@ impl<'s> RawBlock<'s> {
         // `source` has exactly that length and lies in the noise buffer, a
         // different allocation; `&mut self` excludes any live `prefix` slice.
         unsafe {
-            std::ptr::copy_nonoverlapping(source.as_ptr(), self.ptr.as_ptr().add(size - source.len()), source.len())
+            std::ptr::copy_nonoverlapping(source.as_ptr(), self.ptr.as_ptr().add(size - source.len()), source.len());
         }
     }
 

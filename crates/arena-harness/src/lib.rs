@@ -4,10 +4,11 @@
 //! (`tests/model.rs`, proptest) and the cargo-fuzz targets (`fuzz/`) drive the
 //! same code.
 //!
-//! Compiled only with the `fuzzing` feature.
+//! A workspace crate of its own, so that the library builds exactly as users
+//! get it; it uses only the public API of `arena`.
 //!
 //! ```
-//! use arena::harness::{self, Elem, Header, Make, Op, ScopeKind};
+//! use arena_harness::{self as harness, Elem, Header, Make, Op, ScopeKind};
 //!
 //! let bytes = harness::encode(
 //!     Header::default(),
@@ -27,21 +28,21 @@
 //!
 //! # Operations
 //!
-//! The first byte is a [`Header`](crate::harness::Header) (the large-block
+//! The first byte is a [`Header`](crate::Header) (the large-block
 //! threshold of the run). Every following operation is an opcode byte and a
-//! few parameter bytes (see [`Op`](crate::harness::Op)); a
-//! [`Focus`](crate::harness::Focus) biases which opcodes are frequent.
+//! few parameter bytes (see [`Op`](crate::Op)); a
+//! [`Focus`](crate::Focus) biases which opcodes are frequent.
 //! Decoding never fails: missing bytes read as zero, selectors wrap around.
 //! Sizes are bounded (at most 64 KiB per ordinary request, 1–3 MiB for an
 //! occasional large block with the default threshold), a run executes at most
-//! [`MAX_OPS`](crate::harness::MAX_OPS) operations at most
-//! [`MAX_LEVELS`](crate::harness::MAX_LEVELS) scopes deep, and allocations
+//! [`MAX_OPS`](crate::MAX_OPS) operations at most
+//! [`MAX_LEVELS`](crate::MAX_LEVELS) scopes deep, and allocations
 //! beyond a budget of live bytes are skipped, so a run stays fast and its
 //! memory bounded.
 //!
 //! Scopes are opened by recursion: the interpreter calls itself inside the
 //! scope's closure for the following operations, and
-//! [`Op::Close`](crate::harness::Op::Close) returns from the closure. An
+//! [`Op::Close`](crate::Op::Close) returns from the closure. An
 //! operation addressed to an outer scope (`up > 0`) runs with that scope's own
 //! handle while the inner scopes stay open: outer allocations (side blocks),
 //! growth and release of outer blocks, early drops of outer arrays.
@@ -59,7 +60,7 @@
 //!   threshold, and a frozen vector whose elements reach it does too;
 //! - the thread's arena reports a sane `bytes_in_use` (computing it must not
 //!   overflow) and the depth the model expects, and its internal invariants
-//!   hold ([`check_invariants`](crate::check_invariants)); an owned arena's
+//!   hold ([`check_invariants`](arena::check_invariants)); an owned arena's
 //!   are checked whenever no scope borrows it.
 //!
 //! When a scope closes, normally or by a caught injected panic:
@@ -67,14 +68,14 @@
 //! - the arena's `bytes_in_use` equals its value when the scope opened, plus
 //!   what operations addressed to outer scopes of the same arena changed
 //!   meanwhile (measured around each such operation); for the thread's arena
-//!   with [`stats`](crate::stats), for an owned [`Arena`](crate::Arena) with
-//!   [`Arena::stats`](crate::Arena::stats) once its outermost scope returned
+//!   with [`stats`](arena::stats), for an owned [`Arena`](arena::Arena) with
+//!   [`Arena::stats`](arena::Arena::stats) once its outermost scope returned
 //!   (while a scope borrows an owned arena its counters cannot be read);
 //! - the arena's depth is back to its value at entry.
 //!
-//! On opening, a scope's [`depth`](crate::Scope::depth) must equal the number
+//! On opening, a scope's [`depth`](arena::Scope::depth) must equal the number
 //! of scopes the model has open on its arena, itself included (plus, on the
-//! thread's arena, the scopes the caller of [`run`](crate::harness::run) had open).
+//! thread's arena, the scopes the caller of [`run`](crate::run) had open).
 //!
 //! Allocation results are checked too: `try_zeroed`, `allocate_zeroed` and
 //! `grow_zeroed` give zeros, `grow` and `shrink` keep the old contents,
@@ -82,13 +83,13 @@
 //!
 //! # Panics
 //!
-//! [`Op::Panic`](crate::harness::Op::Panic) panics with a private payload
+//! [`Op::Panic`](crate::Op::Panic) panics with a private payload
 //! that the scope boundaries catch with `catch_unwind`; a panic hook installed
 //! on first use keeps these panics silent and passes every other panic to the
 //! hook that was in place. Built with `panic = "abort"` (where `catch_unwind`
 //! cannot catch), panic operations are skipped. Any other panic — from the
 //! arena or from this module — is reported as a
-//! [`Violation`](crate::harness::Violation).
+//! [`Violation`](crate::Violation).
 
 use std::fmt;
 
@@ -144,7 +145,7 @@ impl Options {
     }
 }
 
-/// The large-block threshold ([`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes))
+/// The large-block threshold ([`Config::large_threshold_bytes`](arena::Config::large_threshold_bytes))
 /// a run configures on the thread's arena and on its owned arenas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LargeThreshold {
@@ -173,7 +174,7 @@ impl LargeThreshold {
 pub struct Header {
     /// The large-block threshold of the run.
     pub large_threshold: LargeThreshold,
-    /// [`Config::use_pool`](crate::Config::use_pool) of the owned arenas, and
+    /// [`Config::use_pool`](arena::Config::use_pool) of the owned arenas, and
     /// of the thread's arena for the run (when the run reconfigures it).
     pub use_pool: bool,
     /// Slabs of [`LARGE_SLAB_BYTES`] from the start, so that a vector can grow
@@ -193,13 +194,13 @@ impl Default for Header {
 /// How [`Op::Open`] opens a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScopeKind {
-    /// [`arena::scope`](crate::scope) on the thread's arena.
+    /// [`arena::scope`](arena::scope) on the thread's arena.
     ThreadArena,
-    /// [`Scope::scope`](crate::Scope::scope) on the handle of the scope `up`
+    /// [`Scope::scope`](arena::Scope::scope) on the handle of the scope `up`
     /// levels above the current one (0: the current scope). With `up > 0` the
     /// child nests inside the inner scopes all the same (it is opened last).
     ChildScope,
-    /// [`Arena::scope`](crate::Arena::scope) on an owned arena (reused
+    /// [`Arena::scope`](arena::Arena::scope) on an owned arena (reused
     /// between such scopes of one run).
     OwnedArena,
 }
@@ -225,12 +226,12 @@ pub enum Elem {
 /// Which constructor makes an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Make {
-    /// [`Scope::try_from_fn`](crate::Scope::try_from_fn).
+    /// [`Scope::try_from_fn`](arena::Scope::try_from_fn).
     Generated,
-    /// [`Scope::try_from_slice`](crate::Scope::try_from_slice) (from_fn for
+    /// [`Scope::try_from_slice`](arena::Scope::try_from_slice) (from_fn for
     /// the struct types).
     Cloned,
-    /// [`Scope::try_zeroed`](crate::Scope::try_zeroed), checked to read as
+    /// [`Scope::try_zeroed`](arena::Scope::try_zeroed), checked to read as
     /// zeros, then filled (from_fn for the struct types).
     Zeroed,
 }
@@ -373,7 +374,7 @@ pub enum Op {
         /// Where the panic starts.
         site: PanicSite,
     },
-    /// [`arena::trim`](crate::trim), and [`Arena::trim`](crate::Arena::trim)
+    /// [`arena::trim`](arena::trim), and [`Arena::trim`](arena::Arena::trim)
     /// on the spare owned arenas.
     Trim,
 }

@@ -13,7 +13,7 @@ use super::decode::Reader;
 use super::pattern::{self, Align64, Element, Empty64, MAX_ITEM_BYTES, Page};
 use super::raw::RawBlock;
 use super::{Elem, LARGE_SLAB_BYTES, MAX_LEVELS, Make, Op, Options, PanicSite, RunSummary, ScopeKind, Violation};
-use crate::{Arena, Config, Scope, ScopedArray, ScopedBox, ScopedVec, Stats};
+use arena::{Arena, Config, Scope, ScopedArray, ScopedBox, ScopedVec, Stats};
 
 /// Allocations are skipped while live items hold more than this.
 const LIVE_BUDGET_BYTES: usize = 16 << 20;
@@ -136,7 +136,7 @@ impl Ctx<'_> {
     }
 
     fn trim(&mut self) {
-        crate::trim();
+        arena::trim();
         for arena in &mut self.spare_arenas {
             arena.trim();
         }
@@ -148,15 +148,15 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
     install_quiet_hook();
     let reader = Reader::new(bytes, options.focus);
     let header = reader.header();
-    let saved = crate::config();
-    let before = crate::stats();
+    let saved = arena::config();
+    let before = arena::stats();
     let reconfigure = before.depth == 0;
     if reconfigure {
         let threshold = header.large_threshold.bytes();
         let config = Config { large_threshold_bytes: threshold, use_pool: header.use_pool, ..saved };
-        crate::configure(with_slabs(config, header.large_slabs));
+        arena::configure(with_slabs(config, header.large_slabs));
     }
-    let threshold = crate::config().large_threshold_bytes;
+    let threshold = arena::config().large_threshold_bytes;
     let mut ctx = Ctx {
         reader,
         options,
@@ -179,7 +179,7 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
     };
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| top_level(&mut ctx)));
     if reconfigure {
-        crate::configure(saved);
+        arena::configure(saved);
     }
     match outcome {
         Ok(Ok(())) => {}
@@ -188,7 +188,7 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
             return Err(ctx.violation(format!("unexpected panic: {}", panic_message(payload.as_ref()))));
         }
     }
-    let after = crate::stats();
+    let after = arena::stats();
     if after.bytes_in_use != before.bytes_in_use || after.depth != before.depth {
         return Err(ctx.violation(format!(
             "after the run the thread's arena has {} bytes in use at depth {}; before it, {} at depth {}",
@@ -210,16 +210,16 @@ fn with_slabs(config: Config, large: bool) -> Config {
 fn check_arena(ctx: &Ctx<'_>, owned: Option<&Arena>) -> Result<(), Violation> {
     let checked = match owned {
         Some(owned) => owned.check_invariants(),
-        None => crate::check_invariants(),
+        None => arena::check_invariants(),
     };
     checked.map_err(|broken| ctx.violation(format!("arena invariant broken: {broken}")))
 }
 
-/// [`crate::stats`], with a panic (an overflow in a corrupted arena) turned
+/// [`arena::stats`], with a panic (an overflow in a corrupted arena) turned
 /// into a violation here rather than unwinding through the open scopes,
 /// whose exit would then likely panic again and abort.
 fn thread_stats(ctx: &Ctx<'_>) -> Result<Stats, Violation> {
-    panic::catch_unwind(crate::stats)
+    panic::catch_unwind(arena::stats)
         .map_err(|payload| ctx.violation(format!("arena::stats() panicked: {}", panic_message(payload.as_ref()))))
 }
 
@@ -243,7 +243,7 @@ fn top_level(ctx: &mut Ctx<'_>) -> Result<(), Violation> {
             Op::Trim => ctx.trim(),
             Op::Close | Op::Panic { .. } => ctx.summary.skipped += 1,
             Op::Open { kind: ScopeKind::OwnedArena, .. } => {
-                open_scope(ctx, None, Vec::new(), ScopeKind::OwnedArena, 0, None)?
+                open_scope(ctx, None, Vec::new(), ScopeKind::OwnedArena, 0, None)?;
             }
             Op::Open { .. } => open_scope(ctx, None, Vec::new(), ScopeKind::ThreadArena, 0, None)?,
             first => open_scope(ctx, None, Vec::new(), ScopeKind::ThreadArena, 0, Some(first))?,
@@ -335,9 +335,9 @@ fn open_scope<'a>(
         Some(owned) => owned.scope(|scope| body(scope)),
         None if kind == ScopeKind::ChildScope => match openers.get(from) {
             Some(opener) => opener.open_child(&mut body),
-            None => crate::scope(|scope| body(scope)),
+            None => arena::scope(|scope| body(scope)),
         },
-        None => crate::scope(|scope| body(scope)),
+        None => arena::scope(|scope| body(scope)),
     }));
 
     // Accounts of deeper scopes that unwound are gone with them.

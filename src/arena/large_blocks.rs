@@ -1,0 +1,423 @@
+//! The large blocks of an arena: one record per block handed out (which scope
+//! owns it, for an early release when the array holding it is dropped), the
+//! free list of records, and the size-class cache the blocks return to.
+
+use std::alloc::Layout;
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use allocator_api2::alloc::AllocError;
+
+use super::Arena;
+use crate::config::Config;
+use crate::large::{LargeBlock, LargeBlockCache, MapError, size_class};
+use crate::pool::SlabPool;
+use crate::stats::Counters;
+use crate::sync::{BusyGuard, ReleaseFlag};
+
+/// The record of one large block handed out by an arena.
+///
+/// Records are boxed so that their address is stable, and owned by their
+/// [`LargeBlocks`] through raw pointers: a `ScopedArray` may point to one
+/// from another thread.
+///
+/// Invariants: the plain fields are written only while the record is spare
+/// (nothing else points to it); while it is live they are read-only. `block`
+/// is touched only by the owner thread, and is `Some` while the record is
+/// live. `released` is the one field another thread writes, as the last
+/// thing it does with the record.
+struct LargeRecord {
+    /// The mapping; taken out when the block is released.
+    block: UnsafeCell<Option<LargeBlock>>,
+    /// Bytes the request asked for (at most the block's length).
+    requested: usize,
+    /// Large blocks the arena had handed out before this one: orders the
+    /// records for checkpoints, which compare serial numbers, not positions.
+    serial: u64,
+    /// Depth of the scope that owns the block: it is released when that scope exits.
+    depth: u32,
+    /// The arena that owns the record, for an early release from `Drop`;
+    /// `None` for blocks from [`Arena::alloc`], which nothing releases early.
+    arena: Option<NonNull<Arena>>,
+    /// The owner thread (see [`thread_id`]).
+    owner_thread: usize,
+    /// Set by a drop on a foreign thread: the block is no longer used.
+    released: ReleaseFlag,
+}
+
+/// Identifies the calling thread among the threads alive now: the address of
+/// a thread-local. A large block may be released at once only on the thread
+/// that owns its arena; this is how a drop tells.
+#[inline]
+pub(crate) fn thread_id() -> usize {
+    thread_local! {
+        static ID: u8 = const { 0 };
+    }
+    ID.with(|id| std::ptr::from_ref(id).addr())
+}
+
+/// A handle to a live large block, held by the array that uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LargeHandle(NonNull<LargeRecord>);
+
+// SAFETY: a handle crosses threads only inside a `ScopedArray`; from a foreign
+// thread it is used for nothing but reading `owner_thread` (immutable while the
+// record is live) and storing to the atomic `released`.
+unsafe impl Send for LargeHandle {}
+// SAFETY: as for `Send`: shared use is limited to the same two fields.
+unsafe impl Sync for LargeHandle {}
+
+impl LargeHandle {
+    /// Releases the block: the array holding the handle is being dropped.
+    ///
+    /// On the owner thread the block goes back to the cache at once; on any
+    /// other thread it is only marked, and the owner reclaims it at its next
+    /// large request or at the scope's exit.
+    ///
+    /// # Safety
+    /// The array holding the handle is being dropped, in a scope that has not
+    /// exited, and the handle is used for nothing after this call.
+    pub(crate) unsafe fn release(self) {
+        // SAFETY: the scope has not exited, so the record is live and valid.
+        let record = unsafe { self.0.as_ref() };
+        match record.arena {
+            Some(arena) if record.owner_thread == thread_id() => {
+                // Releasing may free memory and grow the cache's lists.
+                let _busy = BusyGuard::raise();
+                // SAFETY: on the owner thread, drops never run inside an arena
+                // operation, so no other reference to the arena is live; the
+                // arena outlives its scopes' records.
+                let arena = unsafe { &mut *arena.as_ptr() };
+                if let Some(index) = arena.large.live.iter().position(|&live| live == self.0) {
+                    arena.release_large(index);
+                }
+            }
+            _ => record.released.mark_released(),
+        }
+    }
+}
+
+/// A new large block: where it starts, its handle, and whether it is known
+/// to read as zeros (a fresh or advised-away mapping).
+pub(crate) struct LargeAllocation {
+    pub(crate) ptr: NonNull<u8>,
+    pub(crate) handle: LargeHandle,
+    pub(crate) zeroed: bool,
+}
+
+/// Who asks for a large block: the scope's depth, and where to find its arena
+/// for an early release.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LargeOwner {
+    pub(crate) depth: u32,
+    pub(crate) arena: Option<NonNull<Arena>>,
+}
+
+/// The large blocks of one arena.
+///
+/// Invariants: `live` holds the records of the blocks handed out and not
+/// released, in no particular order; each is valid, owned here and holds its
+/// block; `live_bytes` and `in_use` are their mapped and requested bytes.
+/// `spare` records are referenced by nothing. `serial` is the number of
+/// blocks handed out so far.
+pub(super) struct LargeBlocks {
+    live: Vec<NonNull<LargeRecord>>,
+    spare: Vec<NonNull<LargeRecord>>,
+    serial: u64,
+    live_bytes: usize,
+    in_use: usize,
+    pub(super) cache: LargeBlockCache,
+    /// Why the last failed mapping failed, for panic messages.
+    pub(super) last_map_error: Option<MapError>,
+    pub(super) counters: Counters,
+}
+
+impl LargeBlocks {
+    pub(super) const fn new() -> LargeBlocks {
+        LargeBlocks {
+            live: Vec::new(),
+            spare: Vec::new(),
+            serial: 0,
+            live_bytes: 0,
+            in_use: 0,
+            cache: LargeBlockCache::new(),
+            last_map_error: None,
+            counters: Counters::ZERO,
+        }
+    }
+
+    /// Blocks handed out so far (the serial number of the next one).
+    #[inline(always)]
+    pub(super) fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Requested bytes of the live blocks.
+    pub(super) fn in_use(&self) -> usize {
+        self.in_use
+    }
+
+    /// Mapped bytes of the live blocks.
+    pub(super) fn live_bytes(&self) -> usize {
+        self.live_bytes
+    }
+
+    #[inline(always)]
+    pub(super) fn has_live(&self) -> bool {
+        !self.live.is_empty()
+    }
+
+    /// A block of the size class of `layout`: from the cache, the pool, or a
+    /// new mapping, meeting the map options of `config`.
+    pub(super) fn take_block(
+        &mut self,
+        layout: Layout,
+        config: &Config,
+        pool: Option<&SlabPool>,
+    ) -> Result<LargeBlock, AllocError> {
+        let class = size_class(layout.size()).ok_or(AllocError)?;
+        let reused = match self.cache.take(class) {
+            Some(block) => {
+                self.counters.large_hits += 1;
+                Some(block)
+            }
+            None => {
+                self.counters.large_misses += 1;
+                pool.and_then(|pool| pool.take_block(class))
+            }
+        };
+        match reused {
+            Some(block) => self.prepare_reused(block, config),
+            None => self.map(class, config),
+        }
+    }
+
+    /// Makes a block from the cache or the pool meet `config.map_options`, as
+    /// a fresh mapping would: locked exactly when `lock` asks (a refusal puts
+    /// the block back and fails the request), resident when `populate` asks.
+    fn prepare_reused(&mut self, mut block: LargeBlock, config: &Config) -> Result<LargeBlock, AllocError> {
+        let options = config.map_options;
+        if let Err(error) = block.set_locked(options.lock) {
+            self.last_map_error = Some(error);
+            self.cache.put(block, config.large_retain_bytes, config.return_mode, &mut self.counters);
+            return Err(AllocError);
+        }
+        if options.populate && !options.lock {
+            block.populate();
+        }
+        Ok(block)
+    }
+
+    fn map(&mut self, class: usize, config: &Config) -> Result<LargeBlock, AllocError> {
+        match LargeBlock::map(class, config.map_options) {
+            Ok((block, huge_refused)) => {
+                self.counters.mmaps += 1;
+                self.counters.advice_errors += u64::from(huge_refused);
+                self.last_map_error = None;
+                Ok(block)
+            }
+            Err(error) => {
+                // A mapping that failed to lock was made, then dropped.
+                if let MapError::Lock(_) = error {
+                    self.counters.mmaps += 1;
+                    self.counters.munmaps += 1;
+                }
+                self.last_map_error = Some(error);
+                Err(AllocError)
+            }
+        }
+    }
+
+    /// Records `block`, handed out for `requested` bytes to `owner`.
+    pub(super) fn insert(&mut self, block: LargeBlock, requested: usize, owner: LargeOwner) -> LargeAllocation {
+        // Bookkeeping, like the arena's own vectors: not counted as a system
+        // allocation (those count memory handed out), and reused in steady state.
+        let record = self.spare.pop().unwrap_or_else(|| {
+            NonNull::from(Box::leak(Box::new(LargeRecord {
+                block: UnsafeCell::new(None),
+                requested: 0,
+                serial: 0,
+                depth: 0,
+                arena: None,
+                owner_thread: 0,
+                released: ReleaseFlag::new(),
+            })))
+        });
+        let (ptr, zeroed) = (block.ptr(), block.zeroed);
+        self.live_bytes += block.len();
+        self.in_use += requested;
+        // SAFETY: `record` is spare (just popped or just made): nothing else
+        // points to it, so this exclusive access is unique.
+        unsafe {
+            *record.as_ptr() = LargeRecord {
+                block: UnsafeCell::new(Some(block)),
+                requested,
+                serial: self.serial,
+                depth: owner.depth,
+                arena: owner.arena,
+                owner_thread: thread_id(),
+                released: ReleaseFlag::new(),
+            };
+        }
+        self.live.push(record);
+        self.serial += 1;
+        LargeAllocation { ptr, handle: LargeHandle(record), zeroed }
+    }
+
+    /// Takes the live record at `index` out of the live list (its record
+    /// becomes spare) and returns its block and requested bytes.
+    pub(super) fn remove(&mut self, index: usize) -> (LargeBlock, usize) {
+        let record = self.live.swap_remove(index);
+        self.spare.push(record);
+        // SAFETY: live records are valid; `block` is touched only on this (the
+        // owner) thread, and no other reference to it is live.
+        let (block, requested) = unsafe { ((*(*record.as_ptr()).block.get()).take(), (*record.as_ptr()).requested) };
+        let block = block.expect("a live large record holds its block");
+        self.live_bytes -= block.len();
+        self.in_use -= requested;
+        (block, requested)
+    }
+
+    /// The first live record from index `from` on for which
+    /// `pick(serial, depth, released)` holds.
+    pub(super) fn position(&self, from: usize, pick: impl Fn(u64, u32, bool) -> bool) -> Option<usize> {
+        let found = self.live.get(from..)?.iter().position(|record| {
+            // SAFETY: live records are valid, and their plain fields read-only.
+            let record = unsafe { record.as_ref() };
+            pick(record.serial, record.depth, record.released.is_released())
+        });
+        found.map(|offset| from + offset)
+    }
+
+    /// The index of the live record whose block starts at `ptr` and belongs
+    /// to the scope at `depth`. Linear in the blocks live now.
+    pub(super) fn find(&self, ptr: NonNull<u8>, depth: u32) -> Option<usize> {
+        self.live.iter().position(|record| {
+            // SAFETY: live records are valid, and their plain fields read-only.
+            let record = unsafe { record.as_ref() };
+            // SAFETY: `block` is touched only on the owner thread (this one),
+            // and nothing holds a mutable reference to it during this read.
+            let block = unsafe { &*record.block.get() };
+            record.depth == depth && block.as_ref().is_some_and(|block| block.ptr() == ptr)
+        })
+    }
+
+    pub(super) fn handle(&self, index: usize) -> LargeHandle {
+        LargeHandle(self.live[index])
+    }
+
+    /// Frees the spare records.
+    pub(super) fn free_spare_records(&mut self) {
+        for record in self.spare.drain(..) {
+            // SAFETY: spare records came from `Box::leak` and nothing points to them.
+            drop(unsafe { Box::from_raw(record.as_ptr()) });
+        }
+    }
+
+    /// Checks the live records against the counts, and the cache.
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        let (mut mapped, mut requested) = (0, 0);
+        for record in &self.live {
+            // SAFETY: live records are valid; `block` is read on the owner thread.
+            let (record, block) = unsafe { (record.as_ref(), &*record.as_ref().block.get()) };
+            let Some(block) = block else { return Err("a live large record without its block".to_owned()) };
+            if record.serial >= self.serial || record.requested > block.len() {
+                return Err(format!("large record {} of {} bytes is inconsistent", record.serial, record.requested));
+            }
+            mapped += block.len();
+            requested += record.requested;
+        }
+        if (mapped, requested) != (self.live_bytes, self.in_use) {
+            return Err(format!(
+                "large counters (mapped, requested) {:?} disagree with the live records {:?}",
+                (self.live_bytes, self.in_use),
+                (mapped, requested)
+            ));
+        }
+        self.cache.check_invariants()
+    }
+}
+
+impl Drop for LargeBlocks {
+    /// Only spare records remain when an arena drops (it released every
+    /// block first); they are the part's own allocations.
+    fn drop(&mut self) {
+        debug_assert!(self.live.is_empty(), "large blocks live when their arena dropped");
+        self.free_spare_records();
+    }
+}
+
+impl Arena {
+    /// Maps (or takes from the cache or the pool) a block for `layout`, owned
+    /// by the scope at `owner.depth`.
+    pub(crate) fn alloc_large(&mut self, layout: Layout, owner: LargeOwner) -> Result<LargeAllocation, AllocError> {
+        self.reclaim_released_large();
+        self.admit(layout).map_err(|_| AllocError)?;
+        let pool = self.pool_of(self.config.use_pool).map(|(pool, _)| pool);
+        let block = self.large.take_block(layout, &self.config, pool)?;
+        let allocation = self.large.insert(block, layout.size(), owner);
+        self.refresh_end();
+        self.debug_assert_invariants();
+        self.publish();
+        Ok(allocation)
+    }
+
+    /// Returns the block of the live record at `index` to the cache.
+    fn release_large(&mut self, index: usize) {
+        self.note_high_water();
+        let (mut block, requested) = self.large.remove(index);
+        if self.debug_mode() == super::DebugMode::Poison {
+            // SAFETY: the block's first `requested` bytes were its owner's,
+            // who is done with them (this is its release).
+            unsafe { super::debug::poison(block.ptr(), requested) };
+        }
+        block.zeroed = false;
+        let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
+        self.large.cache.put(block, retain, mode, &mut self.large.counters);
+        self.refresh_end();
+    }
+
+    /// Returns to the cache the blocks whose arrays were dropped on other
+    /// threads (a set flag means the foreign drop's last use of the memory
+    /// happened before the flag's load).
+    fn reclaim_released_large(&mut self) {
+        self.release_large_where(|_, _, released| released);
+    }
+
+    /// Releases every live block for which `pick(serial, depth, released)`
+    /// holds, in one pass (a release moves the last record into its place).
+    fn release_large_where(&mut self, pick: impl Fn(u64, u32, bool) -> bool) {
+        let mut from = 0;
+        while let Some(index) = self.large.position(from, &pick) {
+            self.release_large(index);
+            from = index;
+        }
+    }
+
+    /// Releases the blocks handed out since the serial number `first` to
+    /// scopes at `depth` and deeper; blocks of outer scopes made meanwhile
+    /// (side allocations) stay.
+    pub(super) fn release_large_since(&mut self, first: u64, depth: u32) {
+        self.release_large_where(|serial, owner, _| serial >= first && owner >= depth);
+    }
+
+    /// Whether any large block is live (else no address lookup is needed).
+    #[inline(always)]
+    pub(crate) fn has_live_large_blocks(&self) -> bool {
+        self.large.has_live()
+    }
+
+    /// Releases the large block at `ptr` owned by the scope at `depth`, if there
+    /// is one; returns whether there was.
+    pub(crate) fn release_large_at(&mut self, ptr: NonNull<u8>, depth: u32) -> bool {
+        let Some(index) = self.large.find(ptr, depth) else { return false };
+        self.release_large(index);
+        self.debug_assert_invariants();
+        true
+    }
+
+    /// The handle of the large block at `ptr` owned by the scope at `depth`.
+    pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>, depth: u32) -> Option<LargeHandle> {
+        self.large.find(ptr, depth).map(|index| self.large.handle(index))
+    }
+}

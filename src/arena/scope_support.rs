@@ -1,0 +1,144 @@
+//! What the `scope` layer needs of an arena: opening and closing scopes,
+//! in-place release and resizing of the top block, and the allocations of
+//! scopes that are not the innermost (side chunks, bypass blocks).
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use allocator_api2::alloc::AllocError;
+
+use super::{Arena, Checkpoint, DebugMode, POISON_BYTE, dangling, debug};
+
+impl Arena {
+    /// Number of scopes open now.
+    #[inline(always)]
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Opens a scope: returns where it starts and its depth.
+    #[inline(always)]
+    pub(crate) fn enter_scope(&mut self) -> (Checkpoint, u32) {
+        let start = self.checkpoint();
+        self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
+        self.counters.scopes_opened += 1;
+        (start, self.depth)
+    }
+
+    /// Closes the innermost scope, which started at `start`, if that takes no
+    /// more than moving back to `start`; returns `false` (and changes nothing)
+    /// when the exit has memory to release, which
+    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does.
+    ///
+    /// The caller guarantees what [`restore`](Arena::restore) requires:
+    /// nothing the scope allocated is reachable any more.
+    #[inline(always)]
+    pub(crate) fn exit_scope_fast(&mut self, start: &Checkpoint) -> bool {
+        let moved = !self.slabs.is_at(&start.slabs);
+        let retention_due = start.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes;
+        let records = self.large.serial() != start.large_serial || self.bypass.count() != start.bypass_count;
+        if moved || retention_due || records || self.side.holds(self.depth) {
+            return false;
+        }
+        // A store of a known value, not a decrement: no load on the path.
+        self.depth = start.depth;
+        true
+    }
+
+    /// Closes the innermost scope, which started at `start`: releases its slab
+    /// memory, side chunks and large blocks, and applies the retention budget
+    /// when no scope is left open. May call the system allocator.
+    ///
+    /// The caller guarantees what [`restore`](Arena::restore) requires.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn exit_scope_slow(&mut self, start: &Checkpoint) {
+        self.release_since(start, self.depth);
+        if self.side.holds(self.depth) {
+            let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
+            self.counters.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
+        }
+        self.depth = start.depth;
+        if self.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes {
+            self.counters.system_deallocations += self.slabs.release_spare(self.config.retain_bytes, true);
+        }
+        self.refresh_end();
+        self.debug_assert_invariants();
+        self.publish();
+    }
+
+    /// Releases the `size` bytes at `ptr` if they are the most recent allocation
+    /// at or above `floor` (the checkpoint of the scope asking), and returns
+    /// whether it did; otherwise the bytes are left to the scope's exit.
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: &Checkpoint) -> bool {
+        let top = size != 0 && self.slabs.is_top_above(ptr, size, &floor.slabs);
+        if top {
+            self.note_high_water();
+            if self.debug_mode() == DebugMode::Poison {
+                // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
+                unsafe { debug::poison(ptr, size) };
+            }
+            self.slabs.set_top_end(ptr, 0);
+        }
+        top
+    }
+
+    /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
+    /// it is, if it is the most recent allocation at or above `floor` and the
+    /// slab has room; returns whether it did.
+    ///
+    /// Growth to the large threshold or beyond is refused: the block then
+    /// moves to a large block of its own, which, unlike slab memory, goes back
+    /// as soon as its owner is dropped (the promise [`ScopedArray`](crate::ScopedArray)
+    /// makes for arrays of that size).
+    pub(crate) fn resize_top_in_place(
+        &mut self,
+        ptr: NonNull<u8>,
+        old_size: usize,
+        new_size: usize,
+        floor: &Checkpoint,
+    ) -> bool {
+        if old_size == 0
+            || new_size >= self.config.large_threshold_bytes
+            || !self.slabs.is_top_above(ptr, old_size, &floor.slabs)
+        {
+            return false;
+        }
+        if new_size < old_size {
+            self.note_high_water();
+            if self.debug_mode() == DebugMode::Poison {
+                // SAFETY: the tail past `new_size` of the top block is being released.
+                unsafe { debug::poison(ptr.byte_add(new_size), old_size - new_size) };
+            }
+        }
+        self.slabs.set_top_end(ptr, new_size)
+    }
+
+    /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
+    /// side chunks of the scope at `depth`, which is not the innermost one.
+    pub(crate) fn side_alloc(&mut self, depth: u32, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        self.admit(layout).map_err(|_| AllocError)?;
+        let placed = self.side.alloc(depth, layout)?;
+        self.counters.system_allocations += u64::from(placed.new_chunk);
+        self.refresh_end();
+        self.debug_assert_invariants();
+        Ok(placed.ptr)
+    }
+
+    /// Serves `layout` with its own system allocation (bypass mode), owned by
+    /// the scope at `depth`.
+    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: u32) -> Result<NonNull<u8>, AllocError> {
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        self.admit(layout).map_err(|_| AllocError)?;
+        let ptr = self.bypass.alloc(layout, depth)?;
+        self.counters.system_allocations += 1;
+        self.refresh_end();
+        Ok(ptr)
+    }
+}

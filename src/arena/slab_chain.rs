@@ -1,0 +1,304 @@
+//! The bump region of an arena: a list of slabs and a pointer that moves up
+//! through them. The arena decides where new slabs come from and how much of
+//! the current one the byte limit lets it use; the chain owns the pointer,
+//! the slabs and the geometric growth of their sizes.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use crate::bump::{self, bump_up};
+use crate::slab::{PAGE_BYTES, Slab};
+
+/// The bump pointer of an empty chain: dangling, non-null, one byte before `EMPTY_END`.
+const EMPTY_PTR: *mut u8 = NonNull::<u8>::dangling().as_ptr();
+const EMPTY_END: usize = 1;
+
+/// A position in the chain, to move back to later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Position {
+    /// Index of the slab the pointer was in.
+    slab: usize,
+    /// Address of the pointer (`EMPTY_PTR`'s in an empty chain).
+    addr: usize,
+    /// Bytes in use in the slabs before `slab`.
+    used_before: usize,
+}
+
+/// Slabs and the bump pointer.
+///
+/// Invariants (the unsafe code of the arena relies on them):
+/// - `slabs[..cur]` hold live allocations; `slabs[cur]` holds live
+///   allocations below `ptr`; every slab after `cur` is entirely free. When
+///   `slabs` is empty, `cur == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END` and
+///   `used_before == 0`.
+/// - Otherwise `ptr` carries the provenance of `slabs[cur]` and
+///   `slabs[cur].start <= ptr <= end <= slabs[cur].end`; `used_before` is at
+///   most the length of `slabs[..cur]`.
+/// - `slab_bytes` is the total length of `slabs`.
+pub(super) struct SlabChain {
+    ptr: *mut u8,
+    end: usize,
+    cur: usize,
+    used_before: usize,
+    slabs: Vec<Slab>,
+    slab_bytes: usize,
+    /// Size of the next slab of the geometric sequence.
+    next_slab_bytes: usize,
+}
+
+impl SlabChain {
+    pub(super) const fn new(first_slab_bytes: usize) -> SlabChain {
+        SlabChain {
+            ptr: EMPTY_PTR,
+            end: EMPTY_END,
+            cur: 0,
+            used_before: 0,
+            slabs: Vec::new(),
+            slab_bytes: 0,
+            next_slab_bytes: first_slab_bytes,
+        }
+    }
+
+    /// Carves `layout` from the current slab, or `None` if it has no room.
+    #[inline(always)]
+    pub(super) fn bump(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        let placed = bump_up(self.ptr.addr(), self.end, layout.size(), layout.align())?;
+        self.ptr = self.ptr.with_addr(placed.end);
+        // SAFETY: `placed.start >= ptr >= 1` (the pointer is never null).
+        Some(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
+    }
+
+    /// Where the pointer is now.
+    #[inline(always)]
+    pub(super) fn position(&self) -> Position {
+        Position { slab: self.cur, addr: self.ptr.addr(), used_before: self.used_before }
+    }
+
+    /// Whether the pointer is at `position`.
+    #[inline(always)]
+    pub(super) fn is_at(&self, position: &Position) -> bool {
+        self.ptr.addr() == position.addr && self.cur == position.slab
+    }
+
+    /// Moves the pointer back to `position`, releasing everything above it.
+    /// Robust (never out of bounds) even if the slabs were freed since the
+    /// position was taken: it then falls back to the empty position.
+    pub(super) fn set_position(&mut self, position: Position) {
+        match self.slabs.get(position.slab) {
+            Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
+                self.cur = position.slab;
+                self.used_before = position.used_before;
+                self.ptr = slab.start().as_ptr().with_addr(position.addr);
+            }
+            _ => self.reset_position(),
+        }
+    }
+
+    /// The start of the first slab (or the empty position).
+    fn reset_position(&mut self) {
+        self.cur = 0;
+        self.used_before = 0;
+        self.ptr = self.slabs.first().map_or(EMPTY_PTR, |slab| slab.start().as_ptr());
+    }
+
+    /// Bytes handed out from the slabs, padding and abandoned slab tails included.
+    pub(super) fn bytes_in_use(&self) -> usize {
+        match self.slabs.get(self.cur) {
+            Some(slab) => self.used_before + (self.ptr.addr() - slab.start_addr()),
+            None => 0,
+        }
+    }
+
+    /// Lets the slabs hold at most `budget` bytes in use (the byte limit, less
+    /// what is in use outside the slabs): the end of the current slab is
+    /// clamped so that the fast path needs no check of its own.
+    pub(super) fn set_budget(&mut self, budget: usize) {
+        self.end = match self.slabs.get(self.cur) {
+            None => EMPTY_END,
+            Some(slab) => {
+                slab.end_addr().min(slab.start_addr().saturating_add(budget.saturating_sub(self.used_before)))
+            }
+        };
+    }
+
+    /// Moves the pointer to the start of a retained free slab of at least
+    /// `size` bytes; `false` if there is none.
+    pub(super) fn advance_to_retained(&mut self, size: usize) -> bool {
+        let first_free = self.first_free();
+        match self.slabs[first_free..].iter().position(|slab| slab.len() >= size) {
+            Some(offset) => {
+                // Slabs after `cur` are all free, so their order is free to change.
+                self.slabs.swap(first_free, first_free + offset);
+                self.advance_to(first_free);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Size of a new slab for a request of `size` bytes: the next of the
+    /// geometric sequence, or `size` rounded to pages if that is larger;
+    /// `None` if that overflows. `warm_bytes` raises the sequence first (a
+    /// new thread starting at the size other threads grew to).
+    pub(super) fn new_slab_bytes(&mut self, size: usize, warm_bytes: usize, max_slab_bytes: usize) -> Option<usize> {
+        self.next_slab_bytes = self.next_slab_bytes.max(warm_bytes.min(max_slab_bytes));
+        bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES)
+    }
+
+    /// Inserts `slab` (new, free) after the current one and moves the pointer
+    /// to its start. A slab of the geometric size advances the sequence; an
+    /// exact-size one for an oversized request does not.
+    pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
+        if slab.len() == self.next_slab_bytes {
+            self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
+        }
+        let index = self.first_free();
+        self.slab_bytes += slab.len();
+        self.slabs.insert(index, slab);
+        self.advance_to(index);
+    }
+
+    fn first_free(&self) -> usize {
+        if self.slabs.is_empty() { 0 } else { self.cur + 1 }
+    }
+
+    fn advance_to(&mut self, index: usize) {
+        if let Some(slab) = self.slabs.get(self.cur)
+            && index > self.cur
+        {
+            self.used_before += self.ptr.addr() - slab.start_addr();
+        }
+        self.cur = index;
+        self.ptr = self.slabs[index].start().as_ptr();
+    }
+
+    /// Frees spare slabs (after the current one) until at most `keep_bytes`
+    /// remain; with `nothing_open`, the current slab too if nothing is in use.
+    /// Returns the number of slabs freed.
+    pub(super) fn release_spare(&mut self, keep_bytes: usize, nothing_open: bool) -> u64 {
+        let mut freed = 0;
+        while self.slab_bytes > keep_bytes && self.slabs.len() > self.cur + 1 {
+            freed += u64::from(self.pop().is_some());
+        }
+        if self.slab_bytes > keep_bytes && nothing_open && self.bytes_in_use() == 0 {
+            while self.pop().is_some() {
+                freed += 1;
+            }
+            self.reset_position();
+        }
+        freed
+    }
+
+    fn pop(&mut self) -> Option<Slab> {
+        let slab = self.slabs.pop()?;
+        self.slab_bytes -= slab.len();
+        Some(slab)
+    }
+
+    /// Takes every slab out (the arena is being dropped: nothing is in use).
+    pub(super) fn take_all(&mut self) -> Vec<Slab> {
+        self.slab_bytes = 0;
+        let slabs = std::mem::take(&mut self.slabs);
+        self.reset_position();
+        self.end = EMPTY_END;
+        slabs
+    }
+
+    #[cfg(test)]
+    pub(super) fn slab_lens(&self) -> Vec<usize> {
+        self.slabs.iter().map(Slab::len).collect()
+    }
+
+    pub(super) fn slab_count(&self) -> usize {
+        self.slabs.len()
+    }
+
+    pub(super) fn slab_bytes(&self) -> usize {
+        self.slab_bytes
+    }
+
+    pub(super) fn next_slab_bytes(&self) -> usize {
+        self.next_slab_bytes
+    }
+
+    /// Keeps the next slab size within a new configuration's range.
+    pub(super) fn clamp_next_slab_bytes(&mut self, first: usize, max: usize) {
+        self.next_slab_bytes = self.next_slab_bytes.clamp(first, max);
+    }
+
+    /// Whether the `size` bytes at `ptr` are the most recent allocation and lie
+    /// at or above `floor`, so that the pointer may move over them without
+    /// touching older memory.
+    #[inline(always)]
+    pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: &Position) -> bool {
+        let Some(slab) = self.slabs.get(self.cur) else {
+            return false;
+        };
+        let addr = ptr.as_ptr().addr();
+        // A position taken on an empty chain holds the placeholder address 1:
+        // the slab start bounds it (a side chunk may end right where the slab begins).
+        let floor_addr = if floor.slab == self.cur { floor.addr.max(slab.start_addr()) } else { slab.start_addr() };
+        floor.slab <= self.cur && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
+    }
+
+    /// Moves the end of the top block, which starts at `ptr` (checked by
+    /// [`is_top_above`](SlabChain::is_top_above)), to `ptr + new_size` if the
+    /// slab has room; returns whether it did.
+    pub(super) fn set_top_end(&mut self, ptr: NonNull<u8>, new_size: usize) -> bool {
+        match ptr.as_ptr().addr().checked_add(new_size) {
+            Some(new_end) if new_end <= self.end => {
+                self.ptr = self.ptr.with_addr(new_end);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Overwrites with `byte` the slab memory between `position` and the
+    /// pointer (about to be released).
+    pub(super) fn poison_since(&mut self, position: &Position, byte: u8) {
+        let last = self.cur.min(self.slabs.len().saturating_sub(1));
+        for index in position.slab..=last {
+            let Some(slab) = self.slabs.get(index) else { break };
+            let start = if index == position.slab { position.addr.max(slab.start_addr()) } else { slab.start_addr() };
+            let end = if index == self.cur { self.ptr.addr() } else { slab.end_addr() };
+            if end > start {
+                // SAFETY: `[start, end)` lies inside this slab, and every byte of
+                // it belongs to allocations being released right now, which
+                // nothing may use any more (the caller is releasing them).
+                unsafe { slab.start().as_ptr().with_addr(start).write_bytes(byte, end - start) };
+            }
+        }
+    }
+
+    /// Checks the invariants above.
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        match self.slabs.get(self.cur) {
+            None if !self.slabs.is_empty() => {
+                return Err(format!("slab index {} past {} slabs", self.cur, self.slabs.len()));
+            }
+            None if self.ptr != EMPTY_PTR || self.end != EMPTY_END || self.used_before != 0 => {
+                return Err("a chain without slabs is not at the empty position".to_owned());
+            }
+            None => {}
+            Some(slab) => {
+                let (ptr, start, end) = (self.ptr.addr(), slab.start_addr(), slab.end_addr());
+                if !(start <= ptr && ptr <= self.end && self.end <= end) {
+                    return Err(format!(
+                        "bump pointer {ptr:#x}..{:#x} outside its slab {start:#x}..{end:#x}",
+                        self.end
+                    ));
+                }
+                let before: usize = self.slabs[..self.cur].iter().map(Slab::len).sum();
+                if self.used_before > before {
+                    return Err(format!("{} bytes used before slab {} of {before}", self.used_before, self.cur));
+                }
+            }
+        }
+        let slab_bytes: usize = self.slabs.iter().map(Slab::len).sum();
+        if slab_bytes != self.slab_bytes {
+            return Err(format!("slab bytes counted {} but the slabs hold {slab_bytes}", self.slab_bytes));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Unit tests of the arena: placement, restore, slab growth, limits.
+use super::*;
+
+fn layout(size: usize, align: usize) -> Layout {
+    Layout::from_size_align(size, align).unwrap()
+}
+
+#[test]
+fn allocations_are_aligned_and_disjoint() {
+    let mut arena = Arena::new();
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    for i in 0..2000 {
+        let (size, align) = (1 + i % 300, 1 << (i % 7));
+        let p = arena.alloc(layout(size, align)).unwrap().as_ptr().addr();
+        assert_eq!(p % align, 0);
+        for &(q, qs) in &seen {
+            assert!(p + size <= q || q + qs <= p, "overlap");
+        }
+        seen.push((p, size));
+    }
+}
+
+#[test]
+fn restore_rewinds_to_the_same_address() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let mut arena = Arena::new();
+    arena.alloc(layout(10, 1)).unwrap();
+    let cp = arena.checkpoint();
+    let first = arena.alloc(layout(64, 8)).unwrap();
+    for _ in 0..10_000 {
+        arena.alloc(layout(100, 8)).unwrap();
+    }
+    assert!(arena.stats().slab_count > 1);
+    // SAFETY: `cp` is from this arena; nothing allocated after it is used again.
+    unsafe { arena.restore(cp) };
+    assert_eq!(arena.stats().bytes_in_use, 10);
+    assert_eq!(arena.alloc(layout(64, 8)).unwrap(), first);
+}
+
+#[test]
+fn slabs_grow_geometrically_up_to_the_cap() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, use_pool: false, ..Config::DEFAULT };
+    let mut arena = Arena::with_config(config);
+    for _ in 0..40 {
+        arena.alloc(layout(4096, 4096)).unwrap();
+    }
+    let sizes = arena.slabs.slab_lens();
+    assert_eq!(&sizes[..4], &[4096, 8192, 16384, 16384]);
+    assert!(sizes.iter().all(|&s| s <= 16384));
+}
+
+#[test]
+fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, use_pool: false, ..Config::DEFAULT };
+    let mut arena = Arena::with_config(config);
+    arena.alloc(layout(1_000_000, 8)).unwrap();
+    assert_eq!(arena.stats().reserved_bytes, 1_003_520);
+    arena.alloc(layout(1_000_000, 8)).unwrap();
+    // Does not fit in the 3520-byte tail: the next slab is a geometric one.
+    arena.alloc(layout(4000, 8)).unwrap();
+    let sizes = arena.slabs.slab_lens();
+    assert_eq!(sizes, vec![1_003_520, 1_003_520, 4096]);
+}
+
+#[test]
+fn too_aligned_and_over_limit_requests_fail_cleanly() {
+    let mut arena = Arena::with_config(Config { limit_bytes: 10_000, ..Config::DEFAULT });
+    assert!(arena.alloc(layout(8, 8192)).is_err());
+    assert!(arena.alloc(layout(6000, 8)).is_ok());
+    assert!(arena.alloc(layout(6000, 8)).is_err());
+    assert!(arena.alloc(layout(4000, 8)).is_ok());
+    assert!(arena.alloc(layout(1, 1)).is_err());
+    assert_eq!(arena.stats().bytes_in_use, 10_000);
+}
+
+#[test]
+fn zero_sized_requests_take_no_memory() {
+    let mut arena = Arena::new();
+    let p = arena.alloc(layout(0, 64)).unwrap();
+    assert_eq!(p.as_ptr().addr() % 64, 0);
+    assert_eq!(arena.stats().bytes_in_use, 0);
+}
+
+#[test]
+fn trim_returns_spare_slabs_but_keeps_live_ones() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT });
+    let live = arena.alloc(layout(100, 8)).unwrap();
+    // SAFETY: `live` points to 100 writable bytes of this arena.
+    unsafe { live.as_ptr().write_bytes(0xAB, 100) };
+    let cp = arena.checkpoint();
+    for _ in 0..100 {
+        arena.alloc(layout(4000, 8)).unwrap();
+    }
+    // SAFETY: nothing allocated after `cp` is used again.
+    unsafe { arena.restore(cp) };
+    assert!(arena.stats().slab_count > 1);
+    arena.trim();
+    assert_eq!(arena.stats().slab_count, 1);
+    // SAFETY: `live` is still allocated (below the checkpoint).
+    assert_eq!(unsafe { *live.as_ptr().add(99) }, 0xAB);
+}
+
+#[test]
+fn arena_can_move_to_another_thread() {
+    let mut arena = Arena::new();
+    arena.alloc(layout(128, 8)).unwrap();
+    let in_use = std::thread::spawn(move || {
+        arena.alloc(layout(128, 8)).unwrap();
+        arena.stats().bytes_in_use
+    })
+    .join()
+    .unwrap();
+    assert_eq!(in_use, 256);
+}
