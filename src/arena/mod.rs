@@ -13,6 +13,7 @@ use allocator_api2::alloc::AllocError;
 
 mod debug;
 mod large_blocks;
+mod lifecycle;
 mod scope_support;
 mod side_chunks;
 mod slab_chain;
@@ -31,7 +32,7 @@ use crate::error::Failure;
 use crate::large::MapError;
 use crate::pool::{self, Shared};
 use crate::slab::PAGE_BYTES;
-use crate::stats::{Counters, Stats};
+use crate::stats::Counters;
 
 /// A position in an [`Arena`], from [`Arena::checkpoint`]. Restoring it with
 /// [`Arena::restore`] releases everything allocated after it in one step.
@@ -86,34 +87,6 @@ pub struct Arena {
     debug: Option<DebugMode>,
 }
 
-impl Drop for Arena {
-    /// Gives the arena's memory to the process-wide pool (up to its budget),
-    /// where the next new thread finds it; the rest goes back to the OS.
-    fn drop(&mut self) {
-        // Frees through the global allocator and gives to the pool under its lock.
-        let _busy = crate::sync::BusyGuard::raise();
-        // No scope is open (a scope borrows the arena), so every block can go.
-        self.release_large_since(0, 0);
-        self.counters.system_deallocations += self.bypass.release_since(0, 0) + self.side.trim();
-        let slabs = self.slabs.take_all();
-        match self.pool_of(self.config.use_pool) {
-            Some((pool, counters)) => {
-                pool.note_slab_size(self.slabs.next_slab_bytes());
-                for slab in slabs {
-                    self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
-                }
-                for block in self.large.cache.drain_warm() {
-                    self.large.counters.munmaps += u64::from(pool.give_block(block).is_some());
-                }
-                counters.arenas_dropped.fetch_add(1, crate::sync::Ordering::Relaxed);
-            }
-            None => self.counters.system_deallocations += slabs.len() as u64,
-        }
-        self.large.cache.clear(&mut self.large.counters);
-        self.publish();
-    }
-}
-
 // SAFETY: an `Arena` owns all the memory it points to and keeps no reference
 // to thread-local state (the shared pool is `Sync`), so moving it to another
 // thread is sound. It is not `Sync`: every operation needs `&mut self`.
@@ -162,35 +135,9 @@ impl Arena {
         self.config
     }
 
-    /// Replaces the configuration. Slab sizes apply to slabs allocated from
-    /// now on; the retention budget applies when the outermost scope next
-    /// exits (or at [`trim`](Arena::trim)); the limit applies to the next request.
-    pub fn configure(&mut self, config: Config) {
-        self.config = config.normalized();
-        self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
-        let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
-        self.large.cache.enforce_budget(retain, mode, &mut self.large.counters);
-        self.refresh_end();
-        self.publish();
-    }
-
     /// The pool and counters, if `use` (the pool part of the configuration).
     fn pool_of(&self, use_pool: bool) -> Option<&'static Shared> {
         self.shared.filter(|_| use_pool)
-    }
-
-    /// Adds the counts since the last call to the process-wide counters. Called
-    /// on slow paths only, so the hot path never touches shared memory.
-    fn publish(&mut self) {
-        if let Some((_, totals)) = self.shared {
-            let now = self.all_counters();
-            totals.add(&(now - self.published));
-            self.published = now;
-        }
-    }
-
-    fn all_counters(&self) -> Counters {
-        self.counters + self.large.counters
     }
 
     /// Allocates `layout.size()` bytes aligned to `layout.align()`.
@@ -355,60 +302,9 @@ impl Arena {
         self.counters.system_deallocations += self.bypass.release_since(checkpoint.bypass_count, depth);
     }
 
-    /// Returns spare memory to the system now: every slab that holds no live
-    /// allocation, every spare side chunk and every cached large block. Live
-    /// allocations are untouched.
-    pub fn trim(&mut self) {
-        self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
-        self.large.cache.clear(&mut self.large.counters);
-        self.large.free_spare_records();
-        self.refresh_end();
-        self.debug_assert_invariants();
-        self.publish();
-    }
-
-    /// A snapshot of the counters.
-    pub fn stats(&self) -> Stats {
-        let bytes_in_use = self.bytes_in_use();
-        Stats {
-            bytes_in_use,
-            high_water: self.high_water.max(bytes_in_use),
-            slab_count: self.slabs.slab_count(),
-            reserved_bytes: self.slabs.slab_bytes() + self.side.reserved_bytes(),
-            depth: self.depth,
-            large_live_bytes: self.large.live_bytes(),
-            large_cached_bytes: self.large.cache.warm_bytes,
-            large_cold_bytes: self.large.cache.cold_bytes,
-            ..Stats::from_counters(self.all_counters())
-        }
-    }
-
     /// The debug mode of this arena (resolved from the environment on first use).
     pub(crate) fn debug_mode(&mut self) -> DebugMode {
         *self.debug.get_or_insert_with(DebugMode::from_env)
-    }
-
-    /// Checks the invariants of the arena and its parts, and describes the
-    /// first one that does not hold. For tests and fuzzing:
-    /// [`check_invariants`](crate::check_invariants) reaches the thread's arena.
-    ///
-    /// # Errors
-    /// A description of the broken invariant, with the numbers involved.
-    pub fn check_invariants(&self) -> Result<(), String> {
-        self.slabs.check_invariants()?;
-        self.side.check_invariants(self.depth)?;
-        self.large.check_invariants()?;
-        self.bypass.check_invariants()
-    }
-
-    /// [`check_invariants`](Arena::check_invariants) as a debug assertion,
-    /// at the end of every slow path.
-    #[inline(always)]
-    fn debug_assert_invariants(&self) {
-        #[cfg(debug_assertions)]
-        if let Err(broken) = self.check_invariants() {
-            panic!("arena invariant broken: {broken}");
-        }
     }
 }
 

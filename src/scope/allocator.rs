@@ -1,0 +1,67 @@
+//! `impl Allocator for Scope`: `allocator_api2` collections and generic
+//! kernels allocate in a scope through it.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+use allocator_api2::alloc::{AllocError, Allocator};
+
+use super::Scope;
+
+// SAFETY: (the impl as a whole) blocks are carved from slabs or side
+// chunks that stay allocated until the scope that handed them out exits, so
+// they stay valid while the allocator (`&Scope`, bound by `'s`) is usable;
+// blocks never overlap because the bump pointer only moves past handed-out
+// memory, and moves back only over the top block of the innermost scope.
+unsafe impl Allocator for Scope<'_> {
+    #[inline(always)]
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let ptr = self.alloc(layout)?;
+        Ok(NonNull::slice_from_raw_parts(ptr, layout.size()))
+    }
+
+    fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        let tracked = self.alloc_tracked(layout)?;
+        if !tracked.zeroed {
+            // SAFETY: the block is fresh and valid for `layout.size()` bytes.
+            unsafe { tracked.ptr.as_ptr().write_bytes(0, layout.size()) };
+        }
+        // A fresh mapping already reads as zeros: not writing it leaves its
+        // pages untouched until the caller uses them.
+        Ok(NonNull::slice_from_raw_parts(tracked.ptr, layout.size()))
+    }
+
+    #[inline(always)]
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        self.release_block(ptr, layout);
+    }
+
+    unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        if self.resize_in_place(ptr, old, new) {
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+        // scope with `old` (the caller's contract).
+        unsafe { self.reallocate(ptr, old, new, old.size()) }
+    }
+
+    unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: same contract as `grow`, forwarded.
+        let grown = unsafe { self.grow(ptr, old, new)? };
+        // SAFETY: `grown` is valid for `new.size()` bytes, of which the first
+        // `old.size()` hold the old contents.
+        unsafe { grown.cast::<u8>().as_ptr().add(old.size()).write_bytes(0, new.size() - old.size()) };
+        Ok(grown)
+    }
+
+    unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        if ptr.as_ptr().addr().is_multiple_of(new.align()) {
+            // Shrinking where it is always works; moving the pointer back is a bonus.
+            self.resize_in_place(ptr, old, new);
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+        // SAFETY: `ptr` is valid for `old.size() >= new.size()` bytes and came
+        // from this scope with `old` (the caller's contract).
+        unsafe { self.reallocate(ptr, old, new, new.size()) }
+    }
+}

@@ -1,0 +1,185 @@
+//! The thread's own arena, [`scope`], and the [`Scope`] handle through which
+//! everything is allocated. This is the only module that touches thread-local
+//! storage.
+//!
+//! # Re-entrancy
+//!
+//! The arena's own bookkeeping (slab lists, large-block records, side chunks,
+//! the slabs themselves) goes through the global allocator, and a
+//! `#[global_allocator]` may call back into this crate while an arena
+//! operation is half done. Every operation that may call the global allocator
+//! runs with the thread's *busy* flag raised (`sync::BusyGuard`); the safe
+//! entry points check it first, so a re-entrant call never touches an arena
+//! that is mid-operation: [`scope`] runs on a temporary arena, [`stats`] and
+//! [`config`] return defaults, [`configure`] and [`trim`] do nothing. The
+//! flag lives outside every arena, so reading it never aliases one.
+
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use crate::arena::Arena;
+use crate::config::Config;
+use crate::stats::Stats;
+
+mod allocator;
+mod handle;
+
+use crate::sync::{BusyGuard, thread_is_busy};
+pub use handle::Scope;
+pub(crate) use handle::Tracked;
+use handle::run_scope;
+
+thread_local! {
+    static THREAD_ARENA: UnsafeCell<Arena> = const { UnsafeCell::new(Arena::new()) };
+}
+
+/// Runs `f` on this thread's arena, or returns `f` back if the arena cannot
+/// be touched now: the thread-local has already been destroyed (a call from
+/// another thread-local's destructor), or an arena operation of this thread
+/// is in progress (a call from the global allocator).
+///
+/// `#[inline(always)]`: rustc does not inline `LocalKey::try_with` on its own,
+/// which costs several nanoseconds per scope.
+#[inline(always)]
+fn with_thread_arena<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
+    if thread_is_busy() {
+        return Err(f);
+    }
+    let mut f = Some(f);
+    let result = THREAD_ARENA.try_with(
+        #[inline(always)]
+        |cell| f.take().map(|f| f(NonNull::from(cell).cast::<Arena>())),
+    );
+    match (result, f) {
+        (Ok(Some(r)), _) => Ok(r),
+        (_, Some(f)) => Err(f),
+        // `f` was taken only inside the closure, which then returned `Some`.
+        (_, None) => unreachable!("thread arena closure ran without a result"),
+    }
+}
+
+/// Runs `f` with a new scope on this thread's arena and releases everything
+/// allocated from the scope when `f` returns — or panics.
+///
+/// Works from any call depth, also while an outer scope is open (library code
+/// called from user code): the new scope nests inside it. Nothing allocated
+/// from the scope can outlive it: the returned `R` cannot name the scope's
+/// lifetime, so returning or storing a [`ScopedArray`](crate::ScopedArray)
+/// outside is a compile error.
+///
+/// ```
+/// let total = arena::scope(|s| {
+///     let a = s.filled(1_000, 1.5_f64);
+///     let b = s.from_fn(1_000, |i| i as f64);
+///     a.iter().zip(b.iter()).map(|(x, y)| x * y).sum::<f64>()
+/// });
+/// assert_eq!(total, 1.5 * 499_500.0);
+/// assert_eq!(arena::stats().bytes_in_use, 0);
+/// ```
+///
+/// Called from a thread-local destructor after this crate's thread-local is
+/// gone, or from a global allocator while this thread's arena is in the middle
+/// of an operation, the scope runs on a temporary arena instead.
+#[inline(always)]
+pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
+    let run = |arena: NonNull<Arena>| {
+        // SAFETY: `arena` is this thread's arena, alive for the whole call
+        // (its destructor cannot start while this thread runs `f`), and only
+        // reached through `Scope` handles of this thread, one operation at a time.
+        unsafe { run_scope(arena, f) }
+    };
+    match with_thread_arena(run) {
+        Ok(r) => r,
+        Err(run) => {
+            // Without the pool: when this thread is busy, an arena operation
+            // may hold the pool's lock (a thread exit giving its slabs).
+            let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
+            run(NonNull::from(&mut fallback))
+        }
+    }
+}
+
+impl Arena {
+    /// Runs `f` with a scope on this arena; everything allocated from the
+    /// scope is released when `f` returns or panics.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// for round in 0..3 {
+    ///     let n = arena.scope(|s| s.from_fn(1000, |i| i + round).len());
+    ///     assert_eq!(n, 1000);
+    /// }
+    /// assert_eq!(arena.stats().scopes_opened, 3);
+    /// assert_eq!(arena.stats().bytes_in_use, 0);
+    /// ```
+    pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
+        // SAFETY: `&mut self` is exclusive for the whole call, so the arena is
+        // reached only through the handles `run_scope` creates.
+        unsafe { run_scope(NonNull::from(self), f) }
+    }
+}
+
+/// A snapshot of this thread's arena counters.
+///
+/// ```
+/// arena::scope(|s| {
+///     let _a = s.filled(1000, 0_u64);
+///     assert!(arena::stats().bytes_in_use >= 8000);
+/// });
+/// assert_eq!(arena::stats().bytes_in_use, 0);
+/// ```
+///
+/// Returns all-zero stats if called while this thread's arena is being
+/// destroyed, or from a global allocator in the middle of an arena operation.
+pub fn stats() -> Stats {
+    // SAFETY: a shared read of this thread's arena; no `&mut` to it is live
+    // while this runs (no arena operation is in progress on this thread).
+    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).stats() }).unwrap_or_default()
+}
+
+/// The configuration of this thread's arena ([`Config::DEFAULT`] where
+/// [`stats`] returns all-zero stats).
+pub fn config() -> Config {
+    // SAFETY: as in `stats`.
+    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).config() }).unwrap_or_default()
+}
+
+/// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
+/// Other threads' arenas are not affected. Does nothing where [`stats`]
+/// returns all-zero stats.
+pub fn configure(config: Config) {
+    let _ = with_thread_arena(|arena| {
+        let _busy = BusyGuard::raise();
+        // SAFETY: exclusive access for the duration of the call: no arena
+        // operation is in progress on this thread (the busy flag was clear).
+        unsafe { (*arena.as_ptr()).configure(config) }
+    });
+}
+
+/// Returns this thread's spare memory to the system now (see [`Arena::trim`]).
+/// Memory of open scopes stays. Does nothing where [`stats`] returns all-zero stats.
+pub fn trim() {
+    let _ = with_thread_arena(|arena| {
+        let _busy = BusyGuard::raise();
+        // SAFETY: as in `configure`.
+        unsafe { (*arena.as_ptr()).trim() }
+    });
+}
+
+/// Checks the invariants of this thread's arena (see
+/// [`Arena::check_invariants`]); for tests and fuzzing. `Ok` where [`stats`]
+/// returns all-zero stats (the arena cannot be read then).
+///
+/// ```
+/// arena::scope(|s| {
+///     let _a = s.filled(100, 1_u8);
+///     assert_eq!(arena::check_invariants(), Ok(()));
+/// });
+/// ```
+///
+/// # Errors
+/// A description of the first broken invariant.
+pub fn check_invariants() -> Result<(), String> {
+    // SAFETY: as in `stats`.
+    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).check_invariants() }).unwrap_or(Ok(()))
+}
