@@ -1,6 +1,7 @@
 //! Where an allocation lands inside a region: plain integer arithmetic over
 //! addresses, no pointers and no `unsafe`, so that it can be unit tested and
 //! fuzzed on its own. The arena turns the answer into a pointer in one place.
+#![forbid(unsafe_code)]
 
 /// The byte range `[start, end)` that a successful bump occupies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,13 +14,16 @@ pub(crate) enum Failure {
     OverLimit { in_use: usize, limit: usize },
     /// The system allocator returned null.
     Refused,
+    /// An allocator given to a kernel refused the memory.
+    AllocatorRefused,
     /// `mmap` failed (with this OS error number, if known).
     MapRefused(Option<i32>),
     /// `mlock` of a new mapping failed (with this OS error number, if known).
     LockRefused(Option<i32>),
 }
 
-/// A failed request for `len` elements of `type_name`, each `elem_bytes` wide.
+/// A failed request for `len` elements of `type_name`, each `elem_bytes` wide:
+/// the one text of every allocation panic ("cannot allocate ... : reason").
 pub(crate) struct ArrayRequest {
     pub(crate) type_name: &'static str,
     pub(crate) len: usize,
@@ -42,6 +45,7 @@ impl fmt::Display for ArrayRequest {
                 write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")
             }
             Failure::Refused => write!(f, "the system allocator refused {bytes} bytes"),
+            Failure::AllocatorRefused => write!(f, "the allocator refused {bytes} bytes"),
             Failure::MapRefused(errno) => {
                 write!(f, "the OS refused to map {bytes} bytes")?;
                 write_os_error(f, *errno)
@@ -58,6 +62,13 @@ fn write_os_error(f: &mut fmt::Formatter<'_>, errno: Option<i32>) -> fmt::Result
     match errno {
         Some(code) => write!(f, " ({})", std::io::Error::from_raw_os_error(code)),
         None => Ok(()),
+    }
+}
+
+impl ArrayRequest {
+    /// The request for `len` elements of `T` that failed for `failure`.
+    pub(crate) fn of<T>(len: usize, failure: Failure) -> ArrayRequest {
+        ArrayRequest { type_name: std::any::type_name::<T>(), len, elem_bytes: size_of::<T>(), failure }
     }
 }
 

@@ -158,8 +158,7 @@ struct ClassCache {
 ///
 /// When a release would exceed the budget, the blocks released longest ago go
 /// back to the OS first, whatever their class: a workload whose sizes change
-/// keeps the blocks it uses now, not the ones it used first (which is what
-/// kept NumSharp's sweep slow after its first sections).
+/// keeps the blocks it uses now, not the ones it used first.
 ///
 /// Invariant: `warm_bytes` is the total length of all warm blocks, `cold_bytes`
 /// of all cold ones; no cached block is referenced by anything.

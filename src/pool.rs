@@ -22,7 +22,7 @@ pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 /// Invariant: `bytes` is the total length of the slabs and blocks held, and
 /// never exceeds the budget when an operation returns.
 pub struct SlabPool {
-    held: Mutex<Held>,
+    held: Mutex<PoolContents>,
     budget_bytes: AtomicUsize,
     /// The largest geometric slab size an exited arena had reached.
     warm_slab_bytes: AtomicUsize,
@@ -32,7 +32,7 @@ pub struct SlabPool {
     nonempty: AtomicBool,
 }
 
-struct Held {
+struct PoolContents {
     slabs: Vec<Slab>,
     blocks: Vec<LargeBlock>,
     bytes: usize,
@@ -42,7 +42,7 @@ impl SlabPool {
     #[cfg(not(loom))]
     pub const fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
-            held: Mutex::new(Held { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
+            held: Mutex::new(PoolContents { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
             warm_slab_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
@@ -54,7 +54,7 @@ impl SlabPool {
     #[cfg(loom)]
     pub fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
-            held: Mutex::new(Held { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
+            held: Mutex::new(PoolContents { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
             warm_slab_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
@@ -63,8 +63,8 @@ impl SlabPool {
         }
     }
 
-    fn held(&self) -> crate::sync::MutexGuard<'_, Held> {
-        // A panic while the lock is held cannot leave `Held` inconsistent
+    fn held(&self) -> crate::sync::MutexGuard<'_, PoolContents> {
+        // A panic while the lock is held cannot leave `PoolContents` inconsistent
         // (every update is a push/pop plus an add), so poisoning is ignored.
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -81,7 +81,7 @@ impl SlabPool {
         self.give(block, len, |held| &mut held.blocks)
     }
 
-    fn give<T>(&self, item: T, len: usize, list: impl FnOnce(&mut Held) -> &mut Vec<T>) -> Option<T> {
+    fn give<T>(&self, item: T, len: usize, list: impl FnOnce(&mut PoolContents) -> &mut Vec<T>) -> Option<T> {
         let mut held = self.held();
         if held.bytes + len > self.budget_bytes.load(Ordering::Relaxed) {
             return Some(item);
@@ -114,7 +114,7 @@ impl SlabPool {
         })
     }
 
-    fn take<T>(&self, pick: impl FnOnce(&mut Held) -> Option<T>) -> Option<T> {
+    fn take<T>(&self, pick: impl FnOnce(&mut PoolContents) -> Option<T>) -> Option<T> {
         let taken = if self.nonempty.load(Ordering::Relaxed) {
             let mut held = self.held();
             let taken = pick(&mut held);

@@ -27,18 +27,18 @@ pub(super) struct Position {
 /// Slabs and the bump pointer.
 ///
 /// Invariants (the unsafe code of the arena relies on them):
-/// - `slabs[..cur]` hold live allocations; `slabs[cur]` holds live
-///   allocations below `ptr`; every slab after `cur` is entirely free. When
-///   `slabs` is empty, `cur == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END` and
+/// - `slabs[..current]` hold live allocations; `slabs[current]` holds live
+///   allocations below `ptr`; every slab after `current` is entirely free. When
+///   `slabs` is empty, `current == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END` and
 ///   `used_before == 0`.
-/// - Otherwise `ptr` carries the provenance of `slabs[cur]` and
-///   `slabs[cur].start <= ptr <= end <= slabs[cur].end`; `used_before` is at
-///   most the length of `slabs[..cur]`.
+/// - Otherwise `ptr` carries the provenance of `slabs[current]` and
+///   `slabs[current].start <= ptr <= end <= slabs[current].end`; `used_before` is at
+///   most the length of `slabs[..current]`.
 /// - `slab_bytes` is the total length of `slabs`.
 pub(super) struct SlabChain {
     ptr: *mut u8,
     end: usize,
-    cur: usize,
+    current: usize,
     used_before: usize,
     slabs: Vec<Slab>,
     slab_bytes: usize,
@@ -51,7 +51,7 @@ impl SlabChain {
         SlabChain {
             ptr: EMPTY_PTR,
             end: EMPTY_END,
-            cur: 0,
+            current: 0,
             used_before: 0,
             slabs: Vec::new(),
             slab_bytes: 0,
@@ -71,13 +71,13 @@ impl SlabChain {
     /// Where the pointer is now.
     #[inline(always)]
     pub(super) fn position(&self) -> Position {
-        Position { slab: self.cur, addr: self.ptr.addr(), used_before: self.used_before }
+        Position { slab: self.current, addr: self.ptr.addr(), used_before: self.used_before }
     }
 
     /// Whether the pointer is at `position`.
     #[inline(always)]
     pub(super) fn is_at(&self, position: &Position) -> bool {
-        self.ptr.addr() == position.addr && self.cur == position.slab
+        self.ptr.addr() == position.addr && self.current == position.slab
     }
 
     /// Moves the pointer back to `position`, releasing everything above it.
@@ -86,7 +86,7 @@ impl SlabChain {
     pub(super) fn set_position(&mut self, position: Position) {
         match self.slabs.get(position.slab) {
             Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
-                self.cur = position.slab;
+                self.current = position.slab;
                 self.used_before = position.used_before;
                 self.ptr = slab.start().as_ptr().with_addr(position.addr);
             }
@@ -96,14 +96,14 @@ impl SlabChain {
 
     /// The start of the first slab (or the empty position).
     fn reset_position(&mut self) {
-        self.cur = 0;
+        self.current = 0;
         self.used_before = 0;
         self.ptr = self.slabs.first().map_or(EMPTY_PTR, |slab| slab.start().as_ptr());
     }
 
     /// Bytes handed out from the slabs, padding and abandoned slab tails included.
     pub(super) fn bytes_in_use(&self) -> usize {
-        match self.slabs.get(self.cur) {
+        match self.slabs.get(self.current) {
             Some(slab) => self.used_before + (self.ptr.addr() - slab.start_addr()),
             None => 0,
         }
@@ -113,7 +113,7 @@ impl SlabChain {
     /// what is in use outside the slabs): the end of the current slab is
     /// clamped so that the fast path needs no check of its own.
     pub(super) fn set_budget(&mut self, budget: usize) {
-        self.end = match self.slabs.get(self.cur) {
+        self.end = match self.slabs.get(self.current) {
             None => EMPTY_END,
             Some(slab) => {
                 slab.end_addr().min(slab.start_addr().saturating_add(budget.saturating_sub(self.used_before)))
@@ -127,7 +127,7 @@ impl SlabChain {
         let first_free = self.first_free();
         match self.slabs[first_free..].iter().position(|slab| slab.len() >= size) {
             Some(offset) => {
-                // Slabs after `cur` are all free, so their order is free to change.
+                // Slabs after `current` are all free, so their order is free to change.
                 self.slabs.swap(first_free, first_free + offset);
                 self.advance_to(first_free);
                 true
@@ -159,16 +159,16 @@ impl SlabChain {
     }
 
     fn first_free(&self) -> usize {
-        if self.slabs.is_empty() { 0 } else { self.cur + 1 }
+        if self.slabs.is_empty() { 0 } else { self.current + 1 }
     }
 
     fn advance_to(&mut self, index: usize) {
-        if let Some(slab) = self.slabs.get(self.cur)
-            && index > self.cur
+        if let Some(slab) = self.slabs.get(self.current)
+            && index > self.current
         {
             self.used_before += self.ptr.addr() - slab.start_addr();
         }
-        self.cur = index;
+        self.current = index;
         self.ptr = self.slabs[index].start().as_ptr();
     }
 
@@ -177,7 +177,7 @@ impl SlabChain {
     /// Returns the number of slabs freed.
     pub(super) fn release_spare(&mut self, keep_bytes: usize, nothing_open: bool) -> u64 {
         let mut freed = 0;
-        while self.slab_bytes > keep_bytes && self.slabs.len() > self.cur + 1 {
+        while self.slab_bytes > keep_bytes && self.slabs.len() > self.current + 1 {
             freed += u64::from(self.pop().is_some());
         }
         if self.slab_bytes > keep_bytes && nothing_open && self.bytes_in_use() == 0 {
@@ -231,14 +231,14 @@ impl SlabChain {
     /// touching older memory.
     #[inline(always)]
     pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: &Position) -> bool {
-        let Some(slab) = self.slabs.get(self.cur) else {
+        let Some(slab) = self.slabs.get(self.current) else {
             return false;
         };
         let addr = ptr.as_ptr().addr();
         // A position taken on an empty chain holds the placeholder address 1:
         // the slab start bounds it (a side chunk may end right where the slab begins).
-        let floor_addr = if floor.slab == self.cur { floor.addr.max(slab.start_addr()) } else { slab.start_addr() };
-        floor.slab <= self.cur && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
+        let floor_addr = if floor.slab == self.current { floor.addr.max(slab.start_addr()) } else { slab.start_addr() };
+        floor.slab <= self.current && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
@@ -257,11 +257,11 @@ impl SlabChain {
     /// Overwrites with `byte` the slab memory between `position` and the
     /// pointer (about to be released).
     pub(super) fn poison_since(&mut self, position: &Position, byte: u8) {
-        let last = self.cur.min(self.slabs.len().saturating_sub(1));
+        let last = self.current.min(self.slabs.len().saturating_sub(1));
         for index in position.slab..=last {
             let Some(slab) = self.slabs.get(index) else { break };
             let start = if index == position.slab { position.addr.max(slab.start_addr()) } else { slab.start_addr() };
-            let end = if index == self.cur { self.ptr.addr() } else { slab.end_addr() };
+            let end = if index == self.current { self.ptr.addr() } else { slab.end_addr() };
             if end > start {
                 // SAFETY: `[start, end)` lies inside this slab, and every byte of
                 // it belongs to allocations being released right now, which
@@ -273,9 +273,9 @@ impl SlabChain {
 
     /// Checks the invariants above.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
-        match self.slabs.get(self.cur) {
+        match self.slabs.get(self.current) {
             None if !self.slabs.is_empty() => {
-                return Err(format!("slab index {} past {} slabs", self.cur, self.slabs.len()));
+                return Err(format!("slab index {} past {} slabs", self.current, self.slabs.len()));
             }
             None if self.ptr != EMPTY_PTR || self.end != EMPTY_END || self.used_before != 0 => {
                 return Err("a chain without slabs is not at the empty position".to_owned());
@@ -289,9 +289,9 @@ impl SlabChain {
                         self.end
                     ));
                 }
-                let before: usize = self.slabs[..self.cur].iter().map(Slab::len).sum();
+                let before: usize = self.slabs[..self.current].iter().map(Slab::len).sum();
                 if self.used_before > before {
-                    return Err(format!("{} bytes used before slab {} of {before}", self.used_before, self.cur));
+                    return Err(format!("{} bytes used before slab {} of {before}", self.used_before, self.current));
                 }
             }
         }

@@ -9,7 +9,7 @@ use bytemuck::Zeroable;
 use super::{ScopedArray, ScopedBox, ScopedVec};
 use crate::Scope;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
-use crate::scope::Tracked;
+use crate::scope::Allocation;
 
 /// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
 /// an element constructor from leaking the elements already made.
@@ -29,30 +29,26 @@ impl<T> Drop for PartialFill<T> {
 impl<'s> Scope<'s> {
     /// Uninitialized memory for `len` values of `T`, valid for `'s` (or
     /// until its large block, if it has one, is released).
-    fn alloc_array<T>(&self, len: usize) -> Result<Tracked, AllocError> {
+    fn alloc_array<T>(&self, len: usize) -> Result<Allocation, AllocError> {
         if size_of::<T>() == 0 {
             // Dangling but aligned for `T`: slices and references of a
             // zero-sized type still need an aligned, non-null address.
-            return Ok(Tracked { ptr: NonNull::<T>::dangling().cast(), large: None, zeroed: true });
+            return Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None, zeroed: true });
         }
         let layout = Layout::array::<T>(len).map_err(|_| AllocError)?;
-        self.alloc_tracked(layout)
+        self.alloc_block(layout)
     }
 
+    /// Panics for a failed request of `len` elements of `T`, naming why.
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn array_failed<T>(&self, len: usize) -> ! {
+    pub(crate) fn array_failed<T>(&self, len: usize) -> ! {
         let failure = match Layout::array::<T>(len) {
             Err(_) => Failure::SizeOverflow,
             Ok(layout) => self.failure_reason(layout),
         };
-        allocation_panic(ArrayRequest {
-            type_name: std::any::type_name::<T>(),
-            len,
-            elem_bytes: size_of::<T>(),
-            failure,
-        })
+        allocation_panic(ArrayRequest::of::<T>(len, failure))
     }
 
     /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.

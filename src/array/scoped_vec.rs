@@ -10,7 +10,6 @@ use allocator_api2::vec::Vec;
 use super::ScopedArray;
 use crate::Scope;
 use crate::arena::LargeHandle;
-use crate::error::{ArrayRequest, Failure, allocation_panic};
 
 /// A growable array in the memory of the scope `'s`.
 ///
@@ -66,17 +65,7 @@ impl<'s, T> ScopedVec<'s, T> {
     #[inline(never)]
     #[track_caller]
     fn growth_failed(&self, additional: usize) -> ! {
-        let len = self.inner.len().saturating_add(additional);
-        let failure = match std::alloc::Layout::array::<T>(len) {
-            Err(_) => Failure::SizeOverflow,
-            Ok(layout) => self.inner.allocator().failure_reason(layout),
-        };
-        allocation_panic(ArrayRequest {
-            type_name: std::any::type_name::<T>(),
-            len,
-            elem_bytes: size_of::<T>(),
-            failure,
-        })
+        self.inner.allocator().array_failed::<T>(self.inner.len().saturating_add(additional))
     }
 
     /// Appends `value`.

@@ -5,8 +5,9 @@
 //! never reached: a refused allocation becomes a panic with the sizes in it.
 
 use allocator_api2::alloc::Allocator;
-use allocator_api2::collections::TryReserveErrorKind;
 use allocator_api2::vec::Vec;
+
+use crate::error::{ArrayRequest, Failure};
 
 /// An empty vector in `alloc` with room for exactly `len` elements.
 ///
@@ -15,8 +16,8 @@ use allocator_api2::vec::Vec;
 #[track_caller]
 pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
     let mut out = Vec::new_in(alloc);
-    if let Err(error) = out.try_reserve_exact(len) {
-        allocation_failed::<T>(kernel, len, error.kind());
+    if out.try_reserve_exact(len).is_err() {
+        allocation_failed::<T>(kernel, len, failure_of::<T>(len));
     }
     out
 }
@@ -31,25 +32,7 @@ pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, al
 pub(crate) fn vec_zeroed_in<T: bytemuck::Zeroable, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
     match crate::array::zeroed_vec_in(len, alloc) {
         Ok(out) => out,
-        Err(_) => zeroed_allocation_failed::<T>(kernel, len),
-    }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn zeroed_allocation_failed<T>(kernel: &str, len: usize) -> ! {
-    let elem_bytes = size_of::<T>();
-    let type_name = std::any::type_name::<T>();
-    match len.checked_mul(elem_bytes).filter(|&bytes| bytes <= isize::MAX as usize) {
-        None => panic!(
-            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
-             the size overflows isize"
-        ),
-        Some(bytes) => panic!(
-            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
-             the allocator refused {bytes} bytes"
-        ),
+        Err(_) => allocation_failed::<T>(kernel, len, failure_of::<T>(len)),
     }
 }
 
@@ -65,22 +48,20 @@ pub(crate) fn vec_filled_in<T: Clone, A: Allocator>(kernel: &str, len: usize, va
     out
 }
 
+/// Panics with the crate's allocation message, prefixed with the kernel.
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn allocation_failed<T>(kernel: &str, len: usize, kind: TryReserveErrorKind) -> ! {
-    let elem_bytes = size_of::<T>();
-    let type_name = std::any::type_name::<T>();
-    match kind {
-        TryReserveErrorKind::CapacityOverflow => panic!(
-            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
-             the size overflows isize"
-        ),
-        TryReserveErrorKind::AllocError { layout, .. } => panic!(
-            "arena::kernels::{kernel}: cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): \
-             the allocator refused {} bytes",
-            layout.size()
-        ),
+fn allocation_failed<T>(kernel: &str, len: usize, failure: Failure) -> ! {
+    panic!("arena::kernels::{kernel}: {}", ArrayRequest::of::<T>(len, failure))
+}
+
+/// Why a kernel's output of `len` elements of `T` could not be had: the
+/// size overflows, or the allocator refused it.
+fn failure_of<T>(len: usize) -> Failure {
+    match std::alloc::Layout::array::<T>(len) {
+        Err(_) => Failure::SizeOverflow,
+        Ok(_) => Failure::AllocatorRefused,
     }
 }
 

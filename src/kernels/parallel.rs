@@ -24,6 +24,19 @@ pub(crate) fn is_parallel(len: usize) -> bool {
     len >= PARALLEL_THRESHOLD
 }
 
+/// Runs `body(offset, chunk)` over `out`: on the calling thread for short
+/// slices (one chunk at offset 0), else over chunks of [`CHUNK_LEN`]
+/// elements in rayon tasks. `offset` is where `chunk` starts in `out`, so
+/// the body reads its inputs from the same offset.
+#[inline]
+fn for_each_chunk<U: Send>(out: &mut [U], body: impl Fn(usize, &mut [U]) + Sync) {
+    if is_parallel(out.len()) {
+        out.par_chunks_mut(CHUNK_LEN).enumerate().for_each(|(i, chunk)| body(i * CHUNK_LEN, chunk));
+    } else {
+        body(0, out);
+    }
+}
+
 /// `out[i] = f(x[i])`. The lengths are equal (checked by the caller).
 #[inline]
 pub(crate) fn fill_unary<X, U, F>(x: &[X], out: &mut [U], f: &F)
@@ -33,16 +46,11 @@ where
     F: Fn(X) -> U + Sync,
 {
     debug_assert_eq!(x.len(), out.len());
-    let serial = |x: &[X], out: &mut [U]| {
-        for (o, &v) in out.iter_mut().zip(x) {
+    for_each_chunk(out, |at, out| {
+        for (o, &v) in out.iter_mut().zip(&x[at..]) {
             *o = f(v);
         }
-    };
-    if is_parallel(out.len()) {
-        out.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(out, x)| serial(x, out));
-    } else {
-        serial(x, out);
-    }
+    });
 }
 
 /// `out[i] = f(x[i], y[i])`. The lengths are equal (checked by the caller).
@@ -55,19 +63,11 @@ where
     F: Fn(X, Y) -> U + Sync,
 {
     debug_assert!(x.len() == out.len() && y.len() == out.len());
-    let serial = |x: &[X], y: &[Y], out: &mut [U]| {
-        for ((o, &u), &v) in out.iter_mut().zip(x).zip(y) {
+    for_each_chunk(out, |at, out| {
+        for ((o, &u), &v) in out.iter_mut().zip(&x[at..]).zip(&y[at..]) {
             *o = f(u, v);
         }
-    };
-    if is_parallel(out.len()) {
-        out.par_chunks_mut(CHUNK_LEN)
-            .zip(x.par_chunks(CHUNK_LEN))
-            .zip(y.par_chunks(CHUNK_LEN))
-            .for_each(|((out, x), y)| serial(x, y, out));
-    } else {
-        serial(x, y, out);
-    }
+    });
 }
 
 /// `out[i] = f(x[i], y[i], z[i])`. The lengths are equal (checked by the caller).
@@ -79,20 +79,11 @@ where
     F: Fn(T, T, T) -> U + Sync,
 {
     debug_assert!(x.len() == out.len() && y.len() == out.len() && z.len() == out.len());
-    let serial = |x: &[T], y: &[T], z: &[T], out: &mut [U]| {
-        for (((o, &u), &v), &w) in out.iter_mut().zip(x).zip(y).zip(z) {
+    for_each_chunk(out, |at, out| {
+        for (((o, &u), &v), &w) in out.iter_mut().zip(&x[at..]).zip(&y[at..]).zip(&z[at..]) {
             *o = f(u, v, w);
         }
-    };
-    if is_parallel(out.len()) {
-        out.par_chunks_mut(CHUNK_LEN)
-            .zip(x.par_chunks(CHUNK_LEN))
-            .zip(y.par_chunks(CHUNK_LEN))
-            .zip(z.par_chunks(CHUNK_LEN))
-            .for_each(|(((out, x), y), z)| serial(x, y, z, out));
-    } else {
-        serial(x, y, z, out);
-    }
+    });
 }
 
 /// `y[i] = f(y[i], x[i])`, in place. The lengths are equal (checked by the caller).
@@ -104,24 +95,15 @@ where
     F: Fn(T, X) -> T + Sync,
 {
     debug_assert_eq!(x.len(), y.len());
-    let serial = |y: &mut [T], x: &[X]| {
-        for (t, &v) in y.iter_mut().zip(x) {
+    for_each_chunk(y, |at, y| {
+        for (t, &v) in y.iter_mut().zip(&x[at..]) {
             *t = f(*t, v);
         }
-    };
-    if is_parallel(y.len()) {
-        y.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(y, x)| serial(y, x));
-    } else {
-        serial(y, x);
-    }
+    });
 }
 
 /// `out.copy_from_slice(x)`, in parallel chunks for long slices.
 #[inline]
 pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
-    if is_parallel(out.len()) {
-        out.par_chunks_mut(CHUNK_LEN).zip(x.par_chunks(CHUNK_LEN)).for_each(|(out, x)| out.copy_from_slice(x));
-    } else {
-        out.copy_from_slice(x);
-    }
+    for_each_chunk(out, |at, out| out.copy_from_slice(&x[at..at + out.len()]));
 }

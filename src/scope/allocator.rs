@@ -21,7 +21,7 @@ unsafe impl Allocator for Scope<'_> {
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        let tracked = self.alloc_tracked(layout)?;
+        let tracked = self.alloc_block(layout)?;
         if !tracked.zeroed {
             // SAFETY: the block is fresh and valid for `layout.size()` bytes.
             unsafe { tracked.ptr.as_ptr().write_bytes(0, layout.size()) };

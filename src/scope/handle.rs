@@ -145,13 +145,13 @@ impl<'s> Scope<'s> {
     /// block (for early release by the array that will own it) and whether
     /// the memory is known to read as zeros.
     #[inline(always)]
-    pub(crate) fn alloc_tracked(&self, layout: Layout) -> Result<Tracked, AllocError> {
+    pub(crate) fn alloc_block(&self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
         if arena.depth() == self.depth
             && arena.is_small(layout)
             && let Some(ptr) = arena.bump(layout)
         {
-            return Ok(Tracked { ptr, large: None, zeroed: false });
+            return Ok(Allocation { ptr, large: None, zeroed: false });
         }
         self.alloc_cold(layout)
     }
@@ -161,14 +161,14 @@ impl<'s> Scope<'s> {
     /// innermost one, a bypass-mode block.
     #[cold]
     #[inline(never)]
-    fn alloc_cold(&self, layout: Layout) -> Result<Tracked, AllocError> {
+    fn alloc_cold(&self, layout: Layout) -> Result<Allocation, AllocError> {
         let _busy = BusyGuard::raise();
         let arena = self.arena_mut();
-        let small = |ptr| Tracked { ptr, large: None, zeroed: false };
+        let small = |ptr| Allocation { ptr, large: None, zeroed: false };
         if !arena.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
             let large = arena.alloc_large(layout, owner)?;
-            return Ok(Tracked { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
+            return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
         }
         if arena.depth() == self.depth {
             return arena.alloc_slow(layout).map(small);
@@ -250,8 +250,8 @@ impl<'s> Scope<'s> {
     }
 }
 
-/// Memory from [`Scope::alloc_tracked`].
-pub(crate) struct Tracked {
+/// Memory from [`Scope::alloc_block`].
+pub(crate) struct Allocation {
     pub(crate) ptr: NonNull<u8>,
     /// Set for a large block: the array that owns it releases it early.
     pub(crate) large: Option<LargeHandle>,

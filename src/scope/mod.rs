@@ -25,8 +25,8 @@ mod allocator;
 mod handle;
 
 use crate::sync::{BusyGuard, thread_is_busy};
+pub(crate) use handle::Allocation;
 pub use handle::Scope;
-pub(crate) use handle::Tracked;
 use handle::run_scope;
 
 thread_local! {
