@@ -52,7 +52,7 @@ fn exit_scope_slow(scope: &Scope<'_>) {
 
 /// A handle to an open scope: allocate from it, open child scopes from it.
 ///
-/// A `Scope` exists only inside the closure passed to [`scope`],
+/// A `Scope` exists only inside the closure passed to [`scope`](crate::scope()),
 /// [`Scope::scope`] or [`Arena::scope`], and only by reference. Its lifetime
 /// `'s` is invariant and every allocation made from it carries `'s`, so the
 /// borrow checker rejects any attempt to keep one past the closure. A `Scope`
