@@ -246,19 +246,8 @@ pub(crate) const fn global() -> Option<&'static Shared> {
     None
 }
 
-/// Process-wide figures: the pool and the counters of all arenas.
-///
-/// ```
-/// arena::scope(|s| drop(s.zeroed::<u8>(100)));
-/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(100)))).join().unwrap();
-/// let global = arena::global_stats();
-/// assert!(global.arenas_dropped >= 1);
-/// assert!(global.scopes_opened >= 1);
-/// ```
-///
-/// Returns all-zero figures when called from a global allocator in the middle
-/// of an arena operation of this thread (which may hold the pool's lock).
-pub fn global_stats() -> crate::GlobalStats {
+/// The process-wide figures as published so far (see [`crate::global_stats`]).
+pub(crate) fn global_stats_published() -> crate::GlobalStats {
     if crate::sync::thread_is_busy() {
         return crate::GlobalStats::default();
     }

@@ -162,9 +162,12 @@ impl Stats {
 /// shared pool of spare memory, and counters summed over every arena of the
 /// process, live or dropped.
 ///
-/// Each arena adds its counts on its slow paths (a new slab, a mapping, the
-/// exit of a scope that allocated, its drop), so the totals may lag a live
-/// thread's latest cheap operations, never its memory traffic.
+/// Each arena adds its counts when it takes memory from or returns memory to
+/// the system (a new slab, a mapping, a release to the OS) and when it is
+/// dropped, so the totals may lag a live thread's latest cheap operations
+/// (scopes that only reused memory), never its memory traffic; a scope exit
+/// writes nothing other threads read. [`global_stats`](crate::global_stats)
+/// adds the calling thread's counts first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GlobalStats {
     /// Bytes of spare slabs and large blocks the pool holds.

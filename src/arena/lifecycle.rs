@@ -57,6 +57,24 @@ impl Arena {
         }
     }
 
+    /// [`publish`](Arena::publish) if anything but the scope count changed
+    /// since the last publication: the process-wide totals then never lag
+    /// this arena's memory traffic, and a loop of scopes that only reuse
+    /// memory writes nothing other threads read.
+    pub(super) fn publish_traffic(&mut self) {
+        let mut pending = self.all_counters() - self.published;
+        pending.scopes_opened = 0;
+        if pending != Counters::ZERO {
+            self.publish();
+        }
+    }
+
+    /// Publishes every count, the scope count included; for
+    /// [`global_stats`](crate::global_stats), which reads the totals.
+    pub(crate) fn publish_all(&mut self) {
+        self.publish();
+    }
+
     pub(super) fn all_counters(&self) -> Counters {
         self.counters + self.large.counters
     }

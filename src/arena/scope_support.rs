@@ -64,7 +64,9 @@ impl Arena {
         }
         self.refresh_end();
         self.debug_assert_invariants();
-        self.publish();
+        // Not `publish`: a scope exit writes shared memory only when it
+        // returned memory to the system, never for the scope count alone.
+        self.publish_traffic();
     }
 
     /// Releases the `size` bytes at `ptr` if they are the most recent allocation

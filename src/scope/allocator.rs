@@ -21,14 +21,14 @@ unsafe impl Allocator for Scope<'_> {
     }
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        let tracked = self.alloc_block(layout)?;
-        if !tracked.zeroed {
+        let block = self.alloc_block(layout)?;
+        if !block.zeroed {
             // SAFETY: the block is fresh and valid for `layout.size()` bytes.
-            unsafe { tracked.ptr.as_ptr().write_bytes(0, layout.size()) };
+            unsafe { block.ptr.as_ptr().write_bytes(0, layout.size()) };
         }
         // A fresh mapping already reads as zeros: not writing it leaves its
         // pages untouched until the caller uses them.
-        Ok(NonNull::slice_from_raw_parts(tracked.ptr, layout.size()))
+        Ok(NonNull::slice_from_raw_parts(block.ptr, layout.size()))
     }
 
     #[inline(always)]

@@ -138,7 +138,7 @@ impl<'s> Scope<'s> {
         {
             return Ok(ptr);
         }
-        self.alloc_cold(layout).map(|tracked| tracked.ptr)
+        self.alloc_cold(layout).map(|block| block.ptr)
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large

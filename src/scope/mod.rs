@@ -166,6 +166,30 @@ pub fn trim() {
     });
 }
 
+/// Process-wide figures: the pool and the counters of all arenas.
+///
+/// ```
+/// arena::scope(|s| drop(s.zeroed::<u8>(100)));
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(100)))).join().unwrap();
+/// let global = arena::global_stats();
+/// assert!(global.arenas_dropped >= 1);
+/// assert!(global.scopes_opened >= 1);
+/// ```
+///
+/// Each arena adds its counts to the totals when it takes memory from or
+/// returns memory to the system, and when it is dropped; this call adds the
+/// calling thread's own first. Scopes opened by other live threads since
+/// their last such event are not counted yet.
+///
+/// Returns all-zero figures when called from a global allocator in the middle
+/// of an arena operation of this thread (which may hold the pool's lock).
+pub fn global_stats() -> crate::GlobalStats {
+    // SAFETY: exclusive access for one call that runs no user code: no arena
+    // operation is in progress on this thread (the busy flag was clear).
+    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).publish_all() });
+    crate::pool::global_stats_published()
+}
+
 /// Checks the invariants of this thread's arena (see
 /// [`Arena::check_invariants`]); for tests and fuzzing. `Ok` where [`stats`]
 /// returns all-zero stats (the arena cannot be read then).
