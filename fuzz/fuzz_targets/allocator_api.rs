@@ -3,7 +3,7 @@
 //! ones are open (`Focus::AllocatorApi`). A violation panics.
 #![no_main]
 
-use arena_harness::{self, Focus};
+use arena_harness::{self as harness, Focus};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

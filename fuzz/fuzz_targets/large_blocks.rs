@@ -2,7 +2,7 @@
 //! growth across the threshold (`Focus::LargeBlocks`). A violation panics.
 #![no_main]
 
-use arena_harness::{self, Focus};
+use arena_harness::{self as harness, Focus};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use arena_harness::{self, Focus};
+use arena_harness::{self as harness, Focus};
 use libfuzzer_sys::fuzz_target;
 
 thread_local! {

@@ -4,7 +4,7 @@
 //! the operations.
 #![no_main]
 
-use arena_harness::{self, Focus};
+use arena_harness::{self as harness, Focus};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
