@@ -2,72 +2,52 @@
 
 use std::ops::{Add, Sub};
 
-/// The event counts of an arena, in one place: each part that causes an
-/// event adds to it, [`Stats`] and [`GlobalStats`] are built from it, and
-/// the process-wide totals receive differences of two of them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub system_allocations: u64,
-    pub system_deallocations: u64,
-    pub scopes_opened: u64,
-    pub large_hits: u64,
-    pub large_misses: u64,
-    pub mmaps: u64,
-    pub munmaps: u64,
-    pub madvise_calls: u64,
-    pub bytes_returned: u64,
-    pub advice_errors: u64,
+/// Declares [`Counters`] from one list of field names: the struct, its
+/// length, and the conversions to and from an array in declaration order,
+/// so that a new counter is written once.
+macro_rules! counters {
+    ($($field:ident),* $(,)?) => {
+        /// The event counts of an arena, in one place: each part that causes
+        /// an event adds to it, [`Stats`] and [`GlobalStats`] are built from
+        /// it, and the process-wide totals receive differences of two of them.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Counters {
+            $(pub $field: u64,)*
+        }
+
+        impl Counters {
+            /// The number of counters.
+            pub const LEN: usize = [$(stringify!($field)),*].len();
+
+            /// The counters in declaration order.
+            pub const fn to_array(self) -> [u64; Counters::LEN] {
+                [$(self.$field),*]
+            }
+
+            /// The inverse of [`to_array`](Counters::to_array).
+            pub const fn from_array(values: [u64; Counters::LEN]) -> Counters {
+                let [$($field),*] = values;
+                Counters { $($field),* }
+            }
+        }
+    };
 }
 
+counters!(
+    system_allocations,
+    system_deallocations,
+    scopes_opened,
+    large_hits,
+    large_misses,
+    mmaps,
+    munmaps,
+    madvise_calls,
+    bytes_returned,
+    advice_errors,
+);
+
 impl Counters {
-    /// The number of counters.
-    pub const LEN: usize = 10;
-
     pub const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
-
-    /// The counters in declaration order.
-    pub const fn to_array(self) -> [u64; Counters::LEN] {
-        [
-            self.system_allocations,
-            self.system_deallocations,
-            self.scopes_opened,
-            self.large_hits,
-            self.large_misses,
-            self.mmaps,
-            self.munmaps,
-            self.madvise_calls,
-            self.bytes_returned,
-            self.advice_errors,
-        ]
-    }
-
-    /// The inverse of [`to_array`](Counters::to_array).
-    pub const fn from_array(values: [u64; Counters::LEN]) -> Counters {
-        let [
-            system_allocations,
-            system_deallocations,
-            scopes_opened,
-            large_hits,
-            large_misses,
-            mmaps,
-            munmaps,
-            madvise_calls,
-            bytes_returned,
-            advice_errors,
-        ] = values;
-        Counters {
-            system_allocations,
-            system_deallocations,
-            scopes_opened,
-            large_hits,
-            large_misses,
-            mmaps,
-            munmaps,
-            madvise_calls,
-            bytes_returned,
-            advice_errors,
-        }
-    }
 }
 
 impl Add for Counters {

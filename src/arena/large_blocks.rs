@@ -353,7 +353,7 @@ impl Arena {
     pub(crate) fn alloc_large(&mut self, layout: Layout, owner: LargeOwner) -> Result<LargeAllocation, AllocError> {
         self.reclaim_released_large();
         self.admit(layout).map_err(|_| AllocError)?;
-        let pool = self.pool_of(self.config.use_pool).map(|(pool, _)| pool);
+        let pool = self.pool().map(|(pool, _)| pool);
         let block = self.large.take_block(layout, &self.config, pool)?;
         let allocation = self.large.insert(block, layout.size(), owner);
         self.refresh_end();

@@ -16,7 +16,7 @@ impl Drop for Arena {
         self.release_large_since(0, 0);
         self.counters.system_deallocations += self.bypass.release_since(0, 0) + self.side.trim();
         let slabs = self.slabs.take_all();
-        match self.pool_of(self.config.use_pool) {
+        match self.pool() {
             Some((pool, counters)) => {
                 pool.note_slab_size(self.slabs.next_slab_bytes());
                 for slab in slabs {
@@ -48,8 +48,9 @@ impl Arena {
     }
 
     /// Adds the counts since the last call to the process-wide counters. Called
-    /// on slow paths only, so the hot path never touches shared memory.
-    pub(super) fn publish(&mut self) {
+    /// on slow paths and by [`global_stats`](crate::global_stats), so the hot
+    /// path never touches shared memory.
+    pub(crate) fn publish(&mut self) {
         if let Some((_, totals)) = self.shared {
             let now = self.all_counters();
             totals.add(&(now - self.published));
@@ -67,12 +68,6 @@ impl Arena {
         if pending != Counters::ZERO {
             self.publish();
         }
-    }
-
-    /// Publishes every count, the scope count included; for
-    /// [`global_stats`](crate::global_stats), which reads the totals.
-    pub(crate) fn publish_all(&mut self) {
-        self.publish();
     }
 
     pub(super) fn all_counters(&self) -> Counters {

@@ -135,9 +135,9 @@ impl Arena {
         self.config
     }
 
-    /// The pool and counters, if `use` (the pool part of the configuration).
-    fn pool_of(&self, use_pool: bool) -> Option<&'static Shared> {
-        self.shared.filter(|_| use_pool)
+    /// The process-wide pool and counters, if [`Config::use_pool`] is on.
+    fn pool(&self) -> Option<&'static Shared> {
+        self.shared.filter(|_| self.config.use_pool)
     }
 
     /// Allocates `layout.size()` bytes aligned to `layout.align()`.
@@ -231,7 +231,7 @@ impl Arena {
     /// has one, else from the system allocator. A new arena's first slab starts
     /// at the size other threads' arenas grew to (warm start).
     fn new_slab(&mut self, size: usize) -> Result<crate::slab::Slab, AllocError> {
-        let pool = self.pool_of(self.config.use_pool).map(|(pool, _)| pool);
+        let pool = self.pool().map(|(pool, _)| pool);
         let first = self.slabs.slab_count() == 0 && self.counters.system_allocations == 0;
         let warm = pool.filter(|_| first).map_or(0, |pool| pool.warm_slab_bytes());
         let bytes = self.slabs.new_slab_bytes(size, warm, self.config.max_slab_bytes).ok_or(AllocError)?;

@@ -186,7 +186,7 @@ pub fn trim() {
 pub fn global_stats() -> crate::GlobalStats {
     // SAFETY: exclusive access for one call that runs no user code: no arena
     // operation is in progress on this thread (the busy flag was clear).
-    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).publish_all() });
+    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).publish() });
     crate::pool::global_stats_published()
 }
 
