@@ -1,138 +1,501 @@
-//! Allocation cost of the thread-local scoped arena against `bumpalo` and the
-//! system allocator (through `Vec`).
+//! The hot path against its peers, in one process: the thread-local scoped
+//! arena next to `Vec` (the system allocator), `bumpalo`, `bump-scope` and
+//! `blink-alloc`, for the operations a hot loop's temporaries are made of.
 //!
-//! The arena is meant to replace malloc/free pairs for short-lived temporaries
-//! of hot loops, so two things matter and are measured here in one run (so
-//! that ratios between them are meaningful):
+//! `cargo bench --bench alloc [-- FILTER]` prints one table: nanoseconds per
+//! operation (the median over interleaved rounds) for each peer, and the
+//! arena's time over the fastest peer's. Every peer reclaims its memory in
+//! each operation, the way a loop iteration would: `Vec` frees, `bumpalo` and
+//! `blink` reset, `bump-scope` and the arena leave a scope.
 //!
-//! - `small_alloc/{64B,1KiB}`: the cost of one small allocation, measured as
-//!   a batch of [`BATCH`] allocations per iteration. The arena allocates
-//!   through its raw `Allocator::allocate` inside one `arena::scope` (entered
-//!   and exited once per batch), `bumpalo` uses `alloc_layout` followed by one
-//!   `reset` per batch, and `vec` makes a `Vec::with_capacity` that is dropped
-//!   at once, i.e. one malloc/free pair per allocation. Every variant writes
-//!   one byte of each block, so that all of them hand out usable memory.
-//! - `scope`: the fixed cost of entering and leaving a scope, outermost and
-//!   nested, next to a single 64-byte malloc/free pair for scale. The thread's
-//!   arena already holds a slab, as it does in a loop after its first pass.
+//! Interleaving matters on a shared machine: each round times every
+//! (case, peer) pair once, in order, so a slow period affects all peers of a
+//! round alike and the median over rounds discards it.
 
-use std::alloc::Layout;
 use std::hint::black_box;
-use std::ptr::NonNull;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use allocator_api2::alloc::Allocator;
+use allocator_api2::vec::Vec as VecIn;
+use blink_alloc::Blink;
 use bumpalo::Bump;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-/// Allocations per measured iteration of the `small_alloc` groups.
-const BATCH: usize = 1000;
+/// Timed rounds per (case, peer); the median is reported.
+const ROUNDS: usize = 41;
+/// Target duration of one timed batch.
+const BATCH_TARGET: Duration = Duration::from_millis(2);
+/// Live allocations per operation of the `10k live` case.
+const LIVE: usize = 10_000;
 
-/// Block sizes of the `small_alloc` groups, with the group name suffix.
-const SIZES: [(usize, &str); 2] = [(64, "64B"), (1024, "1KiB")];
+/// A peer's timed loop: runs the operation `iters` times, returns the elapsed time.
+type Timed = Box<dyn FnMut(u64) -> Duration>;
 
-/// Writes one byte of a freshly allocated block and lets the optimizer see the
-/// pointer escape, so neither the allocation nor the write can be elided.
-#[inline(always)]
-fn touch(block: NonNull<u8>) {
-    // SAFETY: every caller passes a block of at least one writable byte that
-    // it allocated just now and does not use otherwise.
-    unsafe { block.as_ptr().write(1) };
-    black_box(block);
+/// Turns one operation into a timed loop; generic, so `op` is inlined into it.
+fn timed(mut op: impl FnMut() + 'static) -> Timed {
+    Box::new(move |iters| {
+        let start = Instant::now();
+        for _ in 0..iters {
+            op();
+        }
+        start.elapsed()
+    })
 }
 
-fn small_allocations(c: &mut Criterion) {
-    for (size, name) in SIZES {
-        let layout = Layout::from_size_align(size, 8).expect("valid layout");
-        let mut group = c.benchmark_group(format!("small_alloc/{name}"));
-        group.throughput(Throughput::Elements(BATCH as u64));
+/// One row of the table: an operation, implemented by each peer that has it.
+struct Case {
+    name: String,
+    /// How many operations one call of the closure performs (for ns per op).
+    ops_per_call: u64,
+    peers: Vec<(Peer, Timed)>,
+}
 
-        group.bench_function("arena", |b| {
-            b.iter(|| {
-                arena::scope(|s| {
-                    for _ in 0..BATCH {
-                        let block = Allocator::allocate(s, layout).expect("arena allocation");
-                        touch(block.cast());
-                    }
-                });
-            });
-        });
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Peer {
+    Vec,
+    Bumpalo,
+    BumpScope,
+    Blink,
+    Arena,
+}
 
-        group.bench_function("bumpalo", |b| {
-            let mut bump = Bump::new();
-            b.iter(|| {
-                for _ in 0..BATCH {
-                    touch(bump.alloc_layout(layout));
-                }
-                bump.reset();
-            });
-        });
+const PEERS: [Peer; 5] = [Peer::Vec, Peer::Bumpalo, Peer::BumpScope, Peer::Blink, Peer::Arena];
 
-        group.bench_function("vec", |b| {
-            b.iter(|| {
-                for _ in 0..BATCH {
-                    let mut block = Vec::<u8>::with_capacity(size);
-                    touch(NonNull::new(block.as_mut_ptr()).expect("non-null"));
-                    // `block` is dropped here: one malloc/free pair per allocation.
-                }
-            });
-        });
-
-        group.finish();
+impl Peer {
+    fn label(self) -> &'static str {
+        match self {
+            Peer::Vec => "Vec/malloc",
+            Peer::Bumpalo => "bumpalo",
+            Peer::BumpScope => "bump-scope",
+            Peer::Blink => "blink",
+            Peer::Arena => "arena",
+        }
     }
 }
 
-/// Gives this thread's arena its first slab, as in a hot loop after its first
-/// iteration. A scope on an arena that has never allocated is not the case
-/// these benchmarks are about (and takes a slower exit path).
-fn warm_thread_arena() {
-    arena::scope(|s| {
-        let block = Allocator::allocate(s, Layout::new::<u64>()).expect("arena allocation");
-        touch(block.cast());
-    });
-}
+fn scope_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
 
-fn scope_enter_exit(c: &mut Criterion) {
-    warm_thread_arena();
-    let mut group = c.benchmark_group("scope");
-
-    group.bench_function("outermost_enter_exit", |b| {
-        b.iter(|| {
-            arena::scope(|s| {
-                black_box(s);
-            });
-        });
+    // bumpalo and blink have no scopes (their `reset` of an empty arena is a no-op).
+    let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
+    cases.push(Case {
+        name: "scope enter + exit, empty".into(),
+        ops_per_call: 1,
+        peers: vec![
+            (Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b)))),
+            (Peer::Arena, timed(|| arena::scope(|s| _ = black_box(s)))),
+        ],
     });
 
-    group.bench_function("nested_enter_exit", |b| {
-        arena::scope(|outer| {
-            b.iter(|| {
-                outer.scope(|child| {
-                    black_box(child);
-                });
-            });
-        });
+    let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
+    cases.push(Case {
+        name: "nested scope enter + exit, empty".into(),
+        ops_per_call: 1,
+        peers: vec![
+            (Peer::BumpScope, {
+                Box::new(move |iters| {
+                    bump.scoped(|outer| {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            outer.scoped(|b| _ = black_box(b));
+                        }
+                        start.elapsed()
+                    })
+                })
+            }),
+            (
+                Peer::Arena,
+                Box::new(|iters| {
+                    arena::scope(|outer| {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            outer.scope(|s| _ = black_box(s));
+                        }
+                        start.elapsed()
+                    })
+                }),
+            ),
+        ],
     });
 
-    // `Vec::with_capacity` rather than `Box::new([0; 64])`, which compiles to
-    // `calloc` and would overstate the cost of a plain malloc/free pair.
-    group.bench_function("malloc_free_64B", |b| {
-        b.iter(|| {
-            let mut block = Vec::<u8>::with_capacity(64);
-            touch(NonNull::new(block.as_mut_ptr()).expect("non-null"));
-        });
+    let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
+    let mut bumpalo = Bump::new();
+    let mut blink = Blink::new();
+    cases.push(Case {
+        name: "scope + one 64 B zeroed array + exit".into(),
+        ops_per_call: 1,
+        peers: vec![
+            (Peer::Vec, timed(|| drop(black_box(vec![0_u8; 64])))),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
+                    bumpalo.reset();
+                }),
+            ),
+            (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_fill(64, 0_u8)))))),
+            (
+                Peer::Blink,
+                timed(move || {
+                    black_box(blink.copy_slice(&[0_u8; 64]));
+                    blink.reset();
+                }),
+            ),
+            (Peer::Arena, timed(|| arena::scope(|s| drop(black_box(s.zeroed::<u8>(64)))))),
+        ],
     });
 
-    group.finish();
+    let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
+    let mut bumpalo = Bump::new();
+    let mut blink = Blink::new();
+    let mut held: Vec<Vec<u8>> = Vec::with_capacity(LIVE);
+    cases.push(Case {
+        name: format!("64 B zeroed array, {}k live, per array", LIVE / 1000),
+        ops_per_call: LIVE as u64,
+        peers: vec![
+            (
+                Peer::Vec,
+                timed(move || {
+                    held.extend((0..LIVE).map(|_| vec![0_u8; 64]));
+                    black_box(&held);
+                    held.clear();
+                }),
+            ),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    for _ in 0..LIVE {
+                        black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
+                    }
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || {
+                    bump.scoped(|b| {
+                        for _ in 0..LIVE {
+                            black_box(b.alloc_slice_fill(64, 0_u8));
+                        }
+                    });
+                }),
+            ),
+            (
+                Peer::Blink,
+                timed(move || {
+                    for _ in 0..LIVE {
+                        black_box(blink.copy_slice(&[0_u8; 64]));
+                    }
+                    blink.reset();
+                }),
+            ),
+            (
+                Peer::Arena,
+                timed(|| {
+                    arena::scope(|s| {
+                        for _ in 0..LIVE {
+                            black_box(s.zeroed::<u8>(64));
+                        }
+                    });
+                }),
+            ),
+        ],
+    });
+    cases
 }
 
-fn config() -> Criterion {
-    Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(2)).sample_size(50)
+/// An element type of the constructor cases: made from an index, and mapped.
+trait Element: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
+    const NAME: &'static str;
+    fn from_index(i: usize) -> Self;
+    fn step(self) -> Self;
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = small_allocations, scope_enter_exit
+impl Element for f64 {
+    const NAME: &'static str = "f64";
+    #[inline(always)]
+    fn from_index(i: usize) -> Self {
+        i as f64
+    }
+    #[inline(always)]
+    fn step(self) -> Self {
+        self * 1.5 + 1.0
+    }
 }
-criterion_main!(benches);
+
+impl Element for u8 {
+    const NAME: &'static str = "u8";
+    #[inline(always)]
+    fn from_index(i: usize) -> Self {
+        i as u8
+    }
+    #[inline(always)]
+    fn step(self) -> Self {
+        self.wrapping_mul(3).wrapping_add(1)
+    }
+}
+
+/// The six constructors of the issue, for `len` elements of `T`.
+fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
+    let source: &'static [T] = Vec::leak((0..len).map(T::from_index).collect());
+    let name = |what: &str| format!("{what}, {len} {}", T::NAME);
+    let case = |what: &str, peers| Case { name: name(what), ops_per_call: 1, peers };
+    let mut cases = Vec::new();
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    let mut blink = Blink::new();
+    cases.push(case(
+        "from exact-size iterator",
+        vec![
+            (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    black_box(bumpalo.alloc_slice_fill_iter((0..len).map(T::from_index)));
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || bump.scoped(|b| drop(black_box(b.alloc_iter_exact((0..len).map(T::from_index)))))),
+            ),
+            (
+                Peer::Blink,
+                timed(move || {
+                    black_box(blink.emplace_no_drop::<T>().from_iter((0..len).map(T::from_index)));
+                    blink.reset();
+                }),
+            ),
+            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_iter((0..len).map(T::from_index))))))),
+        ],
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "from_fn",
+        vec![
+            (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    black_box(bumpalo.alloc_slice_fill_with(len, T::from_index));
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || {
+                    bump.scoped(|b| {
+                        let mut i = 0;
+                        drop(black_box(b.alloc_slice_fill_with(len, || {
+                            i += 1;
+                            T::from_index(i - 1)
+                        })));
+                    });
+                }),
+            ),
+            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_fn(len, T::from_index)))))),
+        ],
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    let mut blink = Blink::new();
+    cases.push(case(
+        "from_slice (copy)",
+        vec![
+            (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    black_box(bumpalo.alloc_slice_copy(source));
+                    bumpalo.reset();
+                }),
+            ),
+            (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_copy(source)))))),
+            (
+                Peer::Blink,
+                timed(move || {
+                    black_box(blink.copy_slice(source));
+                    blink.reset();
+                }),
+            ),
+            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_slice(source)))))),
+        ],
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "vec extend_from_slice",
+        vec![
+            (
+                Peer::Vec,
+                timed(move || {
+                    let mut v = Vec::new();
+                    v.extend_from_slice(source);
+                    drop(black_box(v));
+                }),
+            ),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    let mut v = VecIn::new_in(&bumpalo);
+                    v.extend_from_slice(source);
+                    drop(black_box(v));
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || {
+                    bump.scoped(|b| {
+                        let mut v = bump_scope::BumpVec::new_in(&b);
+                        v.extend_from_slice_copy(source);
+                        drop(black_box(v));
+                    });
+                }),
+            ),
+            (
+                Peer::Arena,
+                timed(move || {
+                    arena::scope(|s| {
+                        let mut v = s.vec();
+                        v.extend_from_slice(source);
+                        drop(black_box(v));
+                    });
+                }),
+            ),
+        ],
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "vec extend(slice.iter().copied())",
+        vec![
+            (
+                Peer::Vec,
+                timed(move || {
+                    let mut v = Vec::new();
+                    v.extend(source.iter().copied());
+                    drop(black_box(v));
+                }),
+            ),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    let mut v = VecIn::new_in(&bumpalo);
+                    v.extend(source.iter().copied());
+                    drop(black_box(v));
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || {
+                    bump.scoped(|b| {
+                        let mut v = bump_scope::BumpVec::new_in(&b);
+                        v.extend(source.iter().copied());
+                        drop(black_box(v));
+                    });
+                }),
+            ),
+            (
+                Peer::Arena,
+                timed(move || {
+                    arena::scope(|s| {
+                        let mut v = s.vec();
+                        v.extend(source.iter().copied());
+                        drop(black_box(v));
+                    });
+                }),
+            ),
+        ],
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "map (kernels::map_in)",
+        vec![
+            (Peer::Vec, timed(move || drop(black_box(source.iter().map(|x| x.step()).collect::<Vec<T>>())))),
+            (
+                Peer::Bumpalo,
+                timed(move || {
+                    black_box(bumpalo.alloc_slice_fill_iter(source.iter().map(|x| x.step())));
+                    bumpalo.reset();
+                }),
+            ),
+            (
+                Peer::BumpScope,
+                timed(move || bump.scoped(|b| drop(black_box(b.alloc_iter_exact(source.iter().map(|x| x.step())))))),
+            ),
+            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(arena::kernels::map_in(source, T::step, s)))))),
+        ],
+    ));
+    cases
+}
+
+/// Iterations per batch so that one batch takes about [`BATCH_TARGET`].
+fn calibrate(run: &mut Timed) -> u64 {
+    let mut iters = 1;
+    loop {
+        let elapsed = run(iters);
+        if elapsed >= BATCH_TARGET || iters >= 1 << 30 {
+            let scale = BATCH_TARGET.as_secs_f64() / elapsed.as_secs_f64().max(1e-9);
+            return ((iters as f64 * scale) as u64).max(1);
+        }
+        iters *= 2;
+    }
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; anything else is a filter on case names.
+    let filter: Vec<String> = std::env::args().skip(1).filter(|arg| !arg.starts_with("--")).collect();
+    // The thread's arena holds a slab, as it does in a loop after its first pass.
+    arena::scope(|s| drop(s.zeroed::<u8>(64)));
+
+    let mut cases = scope_cases();
+    cases.extend(constructor_cases::<f64>(4096));
+    cases.extend(constructor_cases::<u8>(16));
+    cases.retain(|case| filter.is_empty() || filter.iter().any(|f| case.name.contains(f.as_str())));
+
+    let mut iters: Vec<Vec<u64>> =
+        cases.iter_mut().map(|case| case.peers.iter_mut().map(|(_, run)| calibrate(run)).collect()).collect();
+    let mut samples: Vec<Vec<Vec<f64>>> = cases.iter().map(|case| vec![Vec::new(); case.peers.len()]).collect();
+    for _ in 0..ROUNDS {
+        for (c, case) in cases.iter_mut().enumerate() {
+            for (p, (_, run)) in case.peers.iter_mut().enumerate() {
+                let n = iters[c][p];
+                let ns = run(n).as_nanos() as f64 / (n * case.ops_per_call) as f64;
+                samples[c][p].push(ns);
+            }
+        }
+    }
+    iters.clear();
+
+    println!("ns per operation, median of {ROUNDS} interleaved rounds; ratio = arena / fastest peer\n");
+    print!("| case |");
+    for peer in PEERS {
+        print!(" {} |", peer.label());
+    }
+    println!(" arena / best peer |");
+    println!("|---|{}--:|", "--:|".repeat(PEERS.len()));
+    for (case, mut case_samples) in cases.iter().zip(samples) {
+        let medians: Vec<(Peer, f64)> =
+            case.peers.iter().zip(case_samples.iter_mut()).map(|((peer, _), s)| (*peer, median(s))).collect();
+        print!("| {} |", case.name);
+        for peer in PEERS {
+            match medians.iter().find(|(p, _)| *p == peer) {
+                Some((_, ns)) => print!(" {ns:.2} |"),
+                None => print!(" – |"),
+            }
+        }
+        let arena = medians.iter().find(|(p, _)| *p == Peer::Arena).map(|(_, ns)| *ns);
+        let best = medians.iter().filter(|(p, _)| *p != Peer::Arena).map(|(_, ns)| *ns).reduce(f64::min);
+        match (arena, best) {
+            (Some(arena), Some(best)) => println!(" {:.2} |", arena / best),
+            _ => println!(" – |"),
+        }
+    }
+}

@@ -47,11 +47,33 @@ impl Default for ReleaseFlag {
     }
 }
 
+/// The per-thread flags, in one byte so that the hot path tests them all
+/// with one compare: zero means this thread's arena is ready for use.
+pub(crate) mod thread_flags {
+    /// An arena operation of this thread that may call the global allocator is
+    /// under way: see [`BusyGuard`](super::BusyGuard).
+    pub(crate) const BUSY: u8 = 1;
+    /// The thread arena's destructor is not registered yet; its first use does it.
+    pub(crate) const ARENA_UNREGISTERED: u8 = 2;
+    /// The thread arena has been destroyed (the thread is exiting).
+    pub(crate) const ARENA_GONE: u8 = 4;
+}
+
 std::thread_local! {
-    /// Whether this thread is inside arena machinery that may call the global
-    /// allocator: see [`BusyGuard`]. `const` and without a destructor, so it
+    /// This thread's [`thread_flags`]. `const` and without a destructor, so it
     /// stays readable during thread teardown.
-    static BUSY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static FLAGS: std::cell::Cell<u8> = const { std::cell::Cell::new(thread_flags::ARENA_UNREGISTERED) };
+}
+
+/// This thread's [`thread_flags`].
+#[inline(always)]
+pub(crate) fn thread_flags() -> u8 {
+    FLAGS.with(std::cell::Cell::get)
+}
+
+/// Sets or clears `flag` (one of [`thread_flags`]) for this thread.
+pub(crate) fn set_thread_flag(flag: u8, on: bool) {
+    FLAGS.with(|flags| flags.set(if on { flags.get() | flag } else { flags.get() & !flag }));
 }
 
 /// Marks this thread *busy* until dropped: an arena operation that may call
@@ -69,7 +91,9 @@ pub(crate) struct BusyGuard {
 impl BusyGuard {
     #[inline]
     pub(crate) fn raise() -> BusyGuard {
-        BusyGuard { was_busy: BUSY.with(|busy| busy.replace(true)) }
+        let was_busy = thread_is_busy();
+        set_thread_flag(thread_flags::BUSY, true);
+        BusyGuard { was_busy }
     }
 }
 
@@ -77,7 +101,7 @@ impl Drop for BusyGuard {
     #[inline]
     fn drop(&mut self) {
         if !self.was_busy {
-            BUSY.with(|busy| busy.set(false));
+            set_thread_flag(thread_flags::BUSY, false);
         }
     }
 }
@@ -85,5 +109,5 @@ impl Drop for BusyGuard {
 /// Whether an arena operation of this thread is under way (see [`BusyGuard`]).
 #[inline(always)]
 pub(crate) fn thread_is_busy() -> bool {
-    BUSY.with(std::cell::Cell::get)
+    thread_flags() & thread_flags::BUSY != 0
 }

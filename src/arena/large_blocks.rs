@@ -356,7 +356,7 @@ impl Arena {
         let pool = self.pool().map(|(pool, _)| pool);
         let block = self.large.take_block(layout, &self.config, pool)?;
         let allocation = self.large.insert(block, layout.size(), owner);
-        self.refresh_end();
+        self.end_slow_path();
         self.debug_assert_invariants();
         self.publish();
         Ok(allocation)
@@ -374,7 +374,7 @@ impl Arena {
         block.zeroed = false;
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
         self.large.cache.put(block, retain, mode, &mut self.large.counters);
-        self.refresh_end();
+        self.end_slow_path();
     }
 
     /// Returns to the cache the blocks whose arrays were dropped on other

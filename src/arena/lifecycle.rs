@@ -43,7 +43,7 @@ impl Arena {
         self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
         self.large.cache.enforce_budget(retain, mode, &mut self.large.counters);
-        self.refresh_end();
+        self.end_slow_path();
         self.publish();
     }
 
@@ -81,7 +81,7 @@ impl Arena {
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
         self.large.cache.clear(&mut self.large.counters);
         self.large.free_spare_records();
-        self.refresh_end();
+        self.end_slow_path();
         self.debug_assert_invariants();
         self.publish();
     }

@@ -47,6 +47,18 @@ pub struct Checkpoint {
     depth: u32,
 }
 
+/// Where a scope started: all a scope keeps of the arena's state, so that
+/// entering one stores two words. The rest of a [`Checkpoint`] is implied:
+/// the slab position by the bytes in use (see `SlabChain::position_at`),
+/// the large and bypass blocks to release by the scope's depth.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScopeStart {
+    /// Bytes in use in the slabs when the scope opened.
+    used: usize,
+    /// The arena's epoch when the scope opened.
+    epoch: u64,
+}
+
 /// A bump allocator over a list of slabs.
 ///
 /// Allocation is a bounds check and a pointer bump. Memory is released in
@@ -80,6 +92,13 @@ pub struct Arena {
     published: Counters,
     /// The largest `bytes_in_use` seen at a point where it was about to drop.
     high_water: usize,
+    /// Bytes in use outside the slabs (side, large and bypass blocks), as of
+    /// the end of the last slow path, for the fast exit's high-water mark.
+    outside_slabs: usize,
+    /// Advanced at the end of every slow path. A scope whose checkpoint has
+    /// the current epoch has seen only bumps and in-place resizes of the top
+    /// block in the current slab, so moving the pointer back is its whole exit.
+    epoch: u64,
     config: Config,
     /// The process-wide pool and counters (`None` when `config.use_pool` is off).
     shared: Option<&'static Shared>,
@@ -123,6 +142,8 @@ impl Arena {
             counters: Counters::ZERO,
             published: Counters::ZERO,
             high_water: 0,
+            outside_slabs: 0,
+            epoch: 0,
             config,
             // The counters are always published; the pool is used only if asked.
             shared: pool::global(),
@@ -221,7 +242,7 @@ impl Arena {
             let slab = self.new_slab(layout.size())?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
         }
-        self.refresh_end();
+        self.end_slow_path();
         let ptr = self.slabs.bump(layout).ok_or(AllocError)?;
         self.debug_assert_invariants();
         Ok(ptr)
@@ -246,14 +267,25 @@ impl Arena {
         Ok(slab)
     }
 
-    /// Recomputes how far the current slab may be used under the byte limit.
-    fn refresh_end(&mut self) {
-        let elsewhere = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
-        self.slabs.set_budget(self.config.limit_bytes.saturating_sub(elsewhere));
+    /// Ends every path that changes more than the bump pointer: recomputes
+    /// what the fast paths rely on (how far the current slab may be used
+    /// under the byte limit, the bytes in use outside the slabs) and advances
+    /// the epoch, so that every open scope takes the full exit.
+    fn end_slow_path(&mut self) {
+        self.outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
+        self.slabs.set_budget(self.config.limit_bytes.saturating_sub(self.outside_slabs));
+        self.epoch = self.epoch.wrapping_add(1);
     }
 
     fn bytes_in_use(&self) -> usize {
         self.slabs.bytes_in_use() + self.side.in_use() + self.large.in_use() + self.bypass.in_use()
+    }
+
+    /// [`bytes_in_use`](Arena::bytes_in_use) with the outside part as of the
+    /// last slow path, which is exact between slow paths.
+    #[inline(always)]
+    fn bytes_in_use_fast(&self) -> usize {
+        self.slabs.bytes_in_use() + self.outside_slabs
     }
 
     /// Records the current use as the high-water mark if it is one. Called
@@ -283,23 +315,30 @@ impl Arena {
     ///   from [`alloc`](Arena::alloc) since then dangles after this call.
     pub unsafe fn restore(&mut self, checkpoint: Checkpoint) {
         self.release_since(&checkpoint, 0);
-        self.refresh_end();
+        self.end_slow_path();
     }
 
     /// Releases the slab memory above `checkpoint` and the large and bypass
-    /// blocks made since it by scopes at `depth` or deeper.
+    /// blocks made since it.
     fn release_since(&mut self, checkpoint: &Checkpoint, depth: u32) {
+        self.release_to(checkpoint.slabs, checkpoint.large_serial, checkpoint.bypass_count, depth);
+    }
+
+    /// Moves the slab pointer back to `position`, and releases the large
+    /// blocks from serial number `large_serial` on and the bypass blocks from
+    /// the `bypass_count`-th on that scopes at `depth` or deeper own.
+    fn release_to(&mut self, position: Position, large_serial: u64, bypass_count: usize, depth: u32) {
         self.note_high_water();
-        if !self.slabs.is_at(&checkpoint.slabs) {
+        if !self.slabs.is_at(&position) {
             if self.debug_mode() == DebugMode::Poison {
-                self.slabs.poison_since(&checkpoint.slabs, POISON_BYTE);
+                self.slabs.poison_since(&position, POISON_BYTE);
             }
-            self.slabs.set_position(checkpoint.slabs);
+            self.slabs.set_position(position);
         }
-        if self.large.serial() != checkpoint.large_serial {
-            self.release_large_since(checkpoint.large_serial, depth);
+        if self.large.serial() != large_serial {
+            self.release_large_since(large_serial, depth);
         }
-        self.counters.system_deallocations += self.bypass.release_since(checkpoint.bypass_count, depth);
+        self.counters.system_deallocations += self.bypass.release_since(bypass_count, depth);
     }
 
     /// The debug mode of this arena (resolved from the environment on first use).

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, Checkpoint, DebugMode, POISON_BYTE, dangling, debug};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeStart, dangling, debug};
 
 impl Arena {
     /// Number of scopes open now.
@@ -18,30 +18,35 @@ impl Arena {
 
     /// Opens a scope: returns where it starts and its depth.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self) -> (Checkpoint, u32) {
-        let start = self.checkpoint();
+    pub(crate) fn enter_scope(&mut self) -> (ScopeStart, u32) {
+        let start = ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch };
         self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
         self.counters.scopes_opened += 1;
         (start, self.depth)
     }
 
-    /// Closes the innermost scope, which started at `start`, if that takes no
-    /// more than moving back to `start`; returns `false` (and changes nothing)
-    /// when the exit has memory to release, which
-    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does.
+    /// Closes the innermost scope, which started at `start`, if nothing but
+    /// bumps happened since it opened: then moving the pointer back (within
+    /// the slab it started in) is the whole exit. Returns `false`, changing
+    /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
+    /// bypass block, a configuration change) or memory must be poisoned;
+    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
-    pub(crate) fn exit_scope_fast(&mut self, start: &Checkpoint) -> bool {
-        let moved = !self.slabs.is_at(&start.slabs);
-        let retention_due = start.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes;
-        let records = self.large.serial() != start.large_serial || self.bypass.count() != start.bypass_count;
-        if moved || retention_due || records || self.side.holds(self.depth) {
+    pub(crate) fn exit_scope_fast(&mut self, start: &ScopeStart) -> bool {
+        if self.epoch != start.epoch || self.debug == Some(DebugMode::Poison) {
             return false;
         }
-        // A store of a known value, not a decrement: no load on the path.
-        self.depth = start.depth;
+        debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
+        // A branch, not a `max`: a loop that repeats its work stores nothing here.
+        let in_use = self.bytes_in_use_fast();
+        if in_use > self.high_water {
+            self.high_water = in_use;
+        }
+        self.slabs.rewind_in_slab(start.used);
+        self.depth -= 1;
         true
     }
 
@@ -52,17 +57,20 @@ impl Arena {
     /// The caller guarantees what [`restore`](Arena::restore) requires.
     #[cold]
     #[inline(never)]
-    pub(crate) fn exit_scope_slow(&mut self, start: &Checkpoint) {
-        self.release_since(start, self.depth);
+    pub(crate) fn exit_scope_slow(&mut self, start: &ScopeStart) {
+        // Blocks owned at this depth or deeper are this scope's: its children
+        // have released theirs, and earlier scopes at this depth theirs.
+        let position = self.slabs.position_at(start.used);
+        self.release_to(position, 0, 0, self.depth);
         if self.side.holds(self.depth) {
             let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
             self.counters.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
         }
-        self.depth = start.depth;
+        self.depth -= 1;
         if self.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes {
             self.counters.system_deallocations += self.slabs.release_spare(self.config.retain_bytes, true);
         }
-        self.refresh_end();
+        self.end_slow_path();
         self.debug_assert_invariants();
         // Not `publish`: a scope exit writes shared memory only when it
         // returned memory to the system, never for the scope count alone.
@@ -72,8 +80,8 @@ impl Arena {
     /// Releases the `size` bytes at `ptr` if they are the most recent allocation
     /// at or above `floor` (the checkpoint of the scope asking), and returns
     /// whether it did; otherwise the bytes are left to the scope's exit.
-    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: &Checkpoint) -> bool {
-        let top = size != 0 && self.slabs.is_top_above(ptr, size, &floor.slabs);
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: &ScopeStart) -> bool {
+        let top = size != 0 && self.slabs.is_top_above(ptr, size, floor.used);
         if top {
             self.note_high_water();
             if self.debug_mode() == DebugMode::Poison {
@@ -98,11 +106,11 @@ impl Arena {
         ptr: NonNull<u8>,
         old_size: usize,
         new_size: usize,
-        floor: &Checkpoint,
+        floor: &ScopeStart,
     ) -> bool {
         if old_size == 0
             || new_size >= self.config.large_threshold_bytes
-            || !self.slabs.is_top_above(ptr, old_size, &floor.slabs)
+            || !self.slabs.is_top_above(ptr, old_size, floor.used)
         {
             return false;
         }
@@ -126,7 +134,7 @@ impl Arena {
         self.admit(layout).map_err(|_| AllocError)?;
         let placed = self.side.alloc(depth, layout)?;
         self.counters.system_allocations += u64::from(placed.new_chunk);
-        self.refresh_end();
+        self.end_slow_path();
         self.debug_assert_invariants();
         Ok(placed.ptr)
     }
@@ -140,7 +148,7 @@ impl Arena {
         self.admit(layout).map_err(|_| AllocError)?;
         let ptr = self.bypass.alloc(layout, depth)?;
         self.counters.system_allocations += 1;
-        self.refresh_end();
+        self.end_slow_path();
         Ok(ptr)
     }
 }

@@ -9,9 +9,12 @@ use std::ptr::NonNull;
 use crate::bump::{self, bump_up};
 use crate::slab::{PAGE_BYTES, Slab};
 
-/// The bump pointer of an empty chain: dangling, non-null, one byte before `EMPTY_END`.
+/// The bump pointer of an empty chain: dangling and non-null, at `EMPTY_END`
+/// (no room, so the first request takes the slow path).
 const EMPTY_PTR: *mut u8 = NonNull::<u8>::dangling().as_ptr();
-const EMPTY_END: usize = 1;
+/// `EMPTY_PTR`'s address: a dangling pointer's address is its type's alignment.
+const EMPTY_ADDR: usize = align_of::<u8>();
+const EMPTY_END: usize = EMPTY_ADDR;
 
 /// A position in the chain, to move back to later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,12 +38,20 @@ pub(super) struct Position {
 ///   `slabs[current].start <= ptr <= end <= slabs[current].end`; `used_before` is at
 ///   most the length of `slabs[..current]`.
 /// - `slab_bytes` is the total length of `slabs`.
+/// - `origin` is `slabs[current]`'s start address less `used_before`
+///   (wrapping; `EMPTY_END - 1 == EMPTY_PTR` for an empty chain), so that the
+///   bytes in use are `ptr - origin` without a load of the slab.
 pub(super) struct SlabChain {
     ptr: *mut u8,
     end: usize,
     current: usize,
     used_before: usize,
+    origin: usize,
     slabs: Vec<Slab>,
+    /// For each slab up to `current`: `used_before` when the pointer entered it
+    /// (entries past `current` are stale). Lets a scope's start be recorded
+    /// as one number of bytes in use ([`position_at`](SlabChain::position_at)).
+    entered_at: Vec<usize>,
     slab_bytes: usize,
     /// Size of the next slab of the geometric sequence.
     next_slab_bytes: usize,
@@ -53,7 +64,9 @@ impl SlabChain {
             end: EMPTY_END,
             current: 0,
             used_before: 0,
+            origin: EMPTY_ADDR,
             slabs: Vec::new(),
+            entered_at: Vec::new(),
             slab_bytes: 0,
             next_slab_bytes: first_slab_bytes,
         }
@@ -80,6 +93,31 @@ impl SlabChain {
         self.ptr.addr() == position.addr && self.current == position.slab
     }
 
+    /// Moves the pointer back to where [`bytes_in_use`](SlabChain::bytes_in_use)
+    /// was `used`, in the current slab, releasing everything above it.
+    #[inline(always)]
+    pub(super) fn rewind_in_slab(&mut self, used: usize) {
+        debug_assert!(self.used_before <= used && used <= self.bytes_in_use(), "not a position in the current slab");
+        // The pointer keeps the provenance of the slab it stays in.
+        self.ptr = self.ptr.with_addr(self.origin.wrapping_add(used));
+    }
+
+    /// The position of the pointer when [`bytes_in_use`](SlabChain::bytes_in_use)
+    /// was `used`, provided it has not moved below that point since. If the
+    /// pointer left a slab exactly there, this is the start of the later
+    /// slab: the same bytes in use, and the earlier slab's tail stays unused.
+    pub(super) fn position_at(&self, used: usize) -> Position {
+        let entered = self.entered_at.get(..=self.current).unwrap_or(&[]);
+        match entered.iter().rposition(|&before| before <= used) {
+            Some(index) => {
+                let slab = &self.slabs[index];
+                let offset = (used - entered[index]).min(slab.len());
+                Position { slab: index, addr: slab.start_addr() + offset, used_before: entered[index] }
+            }
+            None => Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 },
+        }
+    }
+
     /// Moves the pointer back to `position`, releasing everything above it.
     /// Robust (never out of bounds) even if the slabs were freed since the
     /// position was taken: it then falls back to the empty position.
@@ -88,6 +126,7 @@ impl SlabChain {
             Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
                 self.current = position.slab;
                 self.used_before = position.used_before;
+                self.origin = slab.start_addr().wrapping_sub(position.used_before);
                 self.ptr = slab.start().as_ptr().with_addr(position.addr);
             }
             _ => self.reset_position(),
@@ -99,14 +138,13 @@ impl SlabChain {
         self.current = 0;
         self.used_before = 0;
         self.ptr = self.slabs.first().map_or(EMPTY_PTR, |slab| slab.start().as_ptr());
+        self.origin = self.ptr.addr();
     }
 
     /// Bytes handed out from the slabs, padding and abandoned slab tails included.
+    #[inline(always)]
     pub(super) fn bytes_in_use(&self) -> usize {
-        match self.slabs.get(self.current) {
-            Some(slab) => self.used_before + (self.ptr.addr() - slab.start_addr()),
-            None => 0,
-        }
+        self.ptr.addr().wrapping_sub(self.origin)
     }
 
     /// Lets the slabs hold at most `budget` bytes in use (the byte limit, less
@@ -129,6 +167,7 @@ impl SlabChain {
             Some(offset) => {
                 // Slabs after `current` are all free, so their order is free to change.
                 self.slabs.swap(first_free, first_free + offset);
+                self.entered_at.swap(first_free, first_free + offset);
                 self.advance_to(first_free);
                 true
             }
@@ -155,6 +194,7 @@ impl SlabChain {
         let index = self.first_free();
         self.slab_bytes += slab.len();
         self.slabs.insert(index, slab);
+        self.entered_at.insert(index, 0);
         self.advance_to(index);
     }
 
@@ -169,7 +209,9 @@ impl SlabChain {
             self.used_before += self.ptr.addr() - slab.start_addr();
         }
         self.current = index;
+        self.entered_at[index] = self.used_before;
         self.ptr = self.slabs[index].start().as_ptr();
+        self.origin = self.ptr.addr().wrapping_sub(self.used_before);
     }
 
     /// Frees spare slabs (after the current one) until at most `keep_bytes`
@@ -191,6 +233,7 @@ impl SlabChain {
 
     fn pop(&mut self) -> Option<Slab> {
         let slab = self.slabs.pop()?;
+        self.entered_at.pop();
         self.slab_bytes -= slab.len();
         Some(slab)
     }
@@ -199,6 +242,7 @@ impl SlabChain {
     pub(super) fn take_all(&mut self) -> Vec<Slab> {
         self.slab_bytes = 0;
         let slabs = std::mem::take(&mut self.slabs);
+        self.entered_at = Vec::new();
         self.reset_position();
         self.end = EMPTY_END;
         slabs
@@ -227,18 +271,18 @@ impl SlabChain {
     }
 
     /// Whether the `size` bytes at `ptr` are the most recent allocation and lie
-    /// at or above `floor`, so that the pointer may move over them without
+    /// in the current slab, where [`bytes_in_use`](SlabChain::bytes_in_use)
+    /// was at least `floor`, so that the pointer may move over them without
     /// touching older memory.
     #[inline(always)]
-    pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: &Position) -> bool {
-        let Some(slab) = self.slabs.get(self.current) else {
-            return false;
-        };
+    pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
         let addr = ptr.as_ptr().addr();
-        // A position taken on an empty chain holds the placeholder address 1:
-        // the slab start bounds it (a side chunk may end right where the slab begins).
-        let floor_addr = if floor.slab == self.current { floor.addr.max(slab.start_addr()) } else { slab.start_addr() };
-        floor.slab <= self.current && addr >= floor_addr && addr.checked_add(size) == Some(self.ptr.addr())
+        // An address below the slab's origin wraps to a huge offset, past the pointer's.
+        let offset = addr.wrapping_sub(self.origin);
+        addr.checked_add(size) == Some(self.ptr.addr())
+            && offset <= self.bytes_in_use()
+            && offset >= self.used_before
+            && offset >= floor
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
@@ -277,16 +321,36 @@ impl SlabChain {
             None if !self.slabs.is_empty() => {
                 return Err(format!("slab index {} past {} slabs", self.current, self.slabs.len()));
             }
-            None if self.ptr != EMPTY_PTR || self.end != EMPTY_END || self.used_before != 0 => {
+            None if self.ptr != EMPTY_PTR
+                || self.end != EMPTY_END
+                || self.used_before != 0
+                || self.origin != EMPTY_ADDR =>
+            {
                 return Err("a chain without slabs is not at the empty position".to_owned());
             }
             None => {}
             Some(slab) => {
                 let (ptr, start, end) = (self.ptr.addr(), slab.start_addr(), slab.end_addr());
+                if self.entered_at.len() != self.slabs.len() || self.entered_at[self.current] != self.used_before {
+                    return Err(format!(
+                        "entry record {:?} disagrees with {} bytes used before",
+                        self.entered_at.get(self.current),
+                        self.used_before
+                    ));
+                }
+                if !self.entered_at[..=self.current].is_sorted() {
+                    return Err("slab entry records out of order".to_owned());
+                }
                 if !(start <= ptr && ptr <= self.end && self.end <= end) {
                     return Err(format!(
                         "bump pointer {ptr:#x}..{:#x} outside its slab {start:#x}..{end:#x}",
                         self.end
+                    ));
+                }
+                if self.origin != start.wrapping_sub(self.used_before) {
+                    return Err(format!(
+                        "origin {:#x} is not the slab start less {} bytes",
+                        self.origin, self.used_before
                     ));
                 }
                 let before: usize = self.slabs[..self.current].iter().map(Slab::len).sum();

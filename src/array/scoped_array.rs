@@ -94,28 +94,39 @@ impl<'s, T> ScopedArray<'s, T> {
 }
 
 impl<T> Drop for ScopedArray<'_, T> {
+    #[inline]
     fn drop(&mut self) {
-        /// Releases the large block once the elements are gone, also when
-        /// an element's `Drop` panics (the remaining elements are then still
-        /// dropped by `drop_in_place`, and the block must not wait for the
-        /// scope's exit).
-        struct ReleaseOnDrop(Option<LargeHandle>);
-        impl Drop for ReleaseOnDrop {
-            fn drop(&mut self) {
-                if let Some(large) = self.0 {
-                    // SAFETY: the array is being dropped inside its scope (its
-                    // lifetime ends no later than the scope), its elements are
-                    // gone (this guard drops after them, on return and on
-                    // unwind), and the handle is not used again.
-                    unsafe { large.release() }
-                }
+        if std::mem::needs_drop::<T>() {
+            let large = self.large;
+            drop_elements_then_release(self.as_mut_slice(), large);
+        } else if let Some(large) = self.large {
+            // SAFETY: the array is being dropped inside its scope (its lifetime
+            // ends no later than the scope), its elements need no drop, and the
+            // handle is not used again.
+            unsafe { large.release() }
+        }
+    }
+}
+
+/// Drops `elements`, then releases `large` — also when an element's `Drop`
+/// panics (`drop_in_place` still drops the remaining elements, and the block
+/// must not wait for the scope's exit).
+fn drop_elements_then_release<T>(elements: &mut [T], large: Option<LargeHandle>) {
+    struct ReleaseOnDrop(Option<LargeHandle>);
+    impl Drop for ReleaseOnDrop {
+        fn drop(&mut self) {
+            if let Some(large) = self.0 {
+                // SAFETY: the array owning the block is being dropped inside its
+                // scope, its elements are gone (this guard drops after them, on
+                // return and on unwind), and the handle is not used again.
+                unsafe { large.release() }
             }
         }
-        let _release = ReleaseOnDrop(self.large);
-        // SAFETY: the elements are initialized and owned by `self` (field
-        // invariant), and are dropped exactly once, here.
-        unsafe { std::ptr::drop_in_place(self.as_mut_slice()) }
     }
+    let _release = ReleaseOnDrop(large);
+    // SAFETY: the caller passes the elements of an array being dropped: they
+    // are initialized, owned by it, and dropped exactly once, here.
+    unsafe { std::ptr::drop_in_place(elements) }
 }
 
 impl<T> Deref for ScopedArray<'_, T> {

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::arena::{Arena, Checkpoint, LargeHandle, LargeOwner};
+use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeStart};
 use crate::error::Failure;
 use crate::sync::BusyGuard;
 
@@ -68,7 +68,7 @@ pub struct Scope<'s> {
     arena: NonNull<Arena>,
     /// Where the arena's bump pointer was when this scope opened; the scope
     /// never moves the pointer below it.
-    start: Checkpoint,
+    start: ScopeStart,
     /// The arena's depth while this scope is the innermost one; while a
     /// child is open, this scope's requests go to the arena's side chunks for
     /// this depth.

@@ -15,6 +15,7 @@
 //! flag lives outside every arena, so reading it never aliases one.
 
 use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 use crate::arena::Arena;
@@ -24,38 +25,73 @@ use crate::stats::Stats;
 mod allocator;
 mod handle;
 
-use crate::sync::{BusyGuard, thread_is_busy};
+use crate::sync::{BusyGuard, set_thread_flag, thread_flags};
 pub(crate) use handle::Allocation;
 pub use handle::Scope;
 use handle::run_scope;
 
 thread_local! {
-    static THREAD_ARENA: UnsafeCell<Arena> = const { UnsafeCell::new(Arena::new()) };
+    /// This thread's arena. Without a destructor of its own, so that reaching
+    /// it costs no check of its state: [`ThreadTeardown`] drops it, and the
+    /// thread flags say whether that has happened.
+    static THREAD_ARENA: UnsafeCell<ManuallyDrop<Arena>> = const { UnsafeCell::new(ManuallyDrop::new(Arena::new())) };
+    /// Registered on the arena's first use; drops it when the thread exits.
+    static TEARDOWN: ThreadTeardown = const { ThreadTeardown };
+}
+
+/// Drops this thread's arena when the thread exits.
+struct ThreadTeardown;
+
+impl Drop for ThreadTeardown {
+    fn drop(&mut self) {
+        // From here on every entry point treats the arena as gone, also
+        // while it is being dropped (its drop may call the global allocator).
+        set_thread_flag(thread_flags::ARENA_GONE, true);
+        let _ = THREAD_ARENA.try_with(|cell| {
+            // SAFETY: no scope is open (the thread is exiting, and a scope
+            // borrows the arena for a call that has returned), nothing reaches
+            // the arena after `ARENA_GONE` is set, and it is dropped only here,
+            // once: `TEARDOWN` is registered once per thread.
+            unsafe { ManuallyDrop::drop(&mut *cell.get()) }
+        });
+    }
 }
 
 /// Runs `f` on this thread's arena, or returns `f` back if the arena cannot
-/// be touched now: the thread-local has already been destroyed (a call from
-/// another thread-local's destructor), or an arena operation of this thread
-/// is in progress (a call from the global allocator).
+/// be touched now: it has already been destroyed (a call from another
+/// thread-local's destructor), or an arena operation of this thread is in
+/// progress (a call from the global allocator).
 ///
-/// `#[inline(always)]`: rustc does not inline `LocalKey::try_with` on its own,
-/// which costs several nanoseconds per scope.
+/// The common case is one test of the thread flags: the arena itself lives
+/// in a `const` thread-local without a destructor.
 #[inline(always)]
 fn with_thread_arena<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
-    if thread_is_busy() {
+    if thread_flags() != 0 {
+        return with_thread_arena_cold(f);
+    }
+    Ok(f(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())))
+}
+
+/// [`with_thread_arena`] when a thread flag is set: on the arena's first use,
+/// registers its destructor and goes on; otherwise gives `f` back.
+#[cold]
+#[inline(never)]
+fn with_thread_arena_cold<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
+    if thread_flags() != thread_flags::ARENA_UNREGISTERED {
         return Err(f);
     }
-    let mut f = Some(f);
-    let result = THREAD_ARENA.try_with(
-        #[inline(always)]
-        |cell| f.take().map(|f| f(NonNull::from(cell).cast::<Arena>())),
-    );
-    match (result, f) {
-        (Ok(Some(r)), _) => Ok(r),
-        (_, Some(f)) => Err(f),
-        // `f` was taken only inside the closure, which then returned `Some`.
-        (_, None) => unreachable!("thread arena closure ran without a result"),
+    let registered = {
+        // Registering a thread-local destructor may allocate.
+        let _busy = BusyGuard::raise();
+        TEARDOWN.try_with(|_| ()).is_ok()
+    };
+    if !registered {
+        // The thread is already tearing down its thread-locals: an arena
+        // made now would never be dropped.
+        return Err(f);
     }
+    set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
+    Ok(f(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())))
 }
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
