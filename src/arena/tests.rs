@@ -123,3 +123,66 @@ fn arena_can_move_to_another_thread() {
     .unwrap();
     assert_eq!(in_use, 256);
 }
+
+/// The fast exit (nothing but bumps since the scope opened) must still record
+/// the scope's peak: it is the only place that sees it.
+#[test]
+fn a_fast_exit_records_the_high_water_mark() {
+    let mut arena = Arena::new();
+    arena.scope(|s| drop(s.zeroed::<u8>(16))); // the first slab: a slow path
+    let before = arena.stats();
+    arena.scope(|s| drop(s.zeroed::<u8>(before.high_water + 5000)));
+    let after = arena.stats();
+    assert_eq!(after.system_allocations, before.system_allocations, "the second scope took a slow path");
+    assert_eq!(after.bytes_in_use, 0);
+    assert!(after.high_water >= before.high_water + 5000, "peak {} not recorded", after.high_water);
+}
+
+/// A scope that opened exactly where a slab ended, whose allocations went on
+/// in later slabs, goes back to the same number of bytes in use, and the
+/// later slabs are reused by the next pass.
+#[test]
+fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let config = Config { first_slab_bytes: 4096, max_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT };
+    let mut arena = Arena::with_config(config);
+    arena.alloc(layout(4096, 1)).unwrap(); // fills the first slab exactly
+    for pass in 0..3 {
+        arena.scope(|s| {
+            for _ in 0..5 {
+                s.scope(|inner| drop(inner.zeroed::<u8>(3000)));
+                drop(s.zeroed::<u8>(3000));
+            }
+        });
+        assert_eq!(arena.stats().bytes_in_use, 4096, "pass {pass}");
+        assert_eq!(arena.check_invariants(), Ok(()));
+    }
+    assert_eq!(arena.stats().slab_count, 6, "later passes did not reuse the slabs");
+}
+
+/// Every slow path advances the epoch, so a scope open across one never
+/// takes the fast exit; here a child's large block and a parent's side
+/// allocation while the child is open.
+#[test]
+fn scopes_open_across_a_slow_path_take_the_full_exit() {
+    let mut arena = Arena::new();
+    arena.scope(|outer| {
+        outer.scope(|inner| {
+            let big = inner.zeroed::<u8>(arena_threshold() + 1);
+            assert!(big.is_large_block());
+            drop(outer.zeroed::<u8>(100)); // a side chunk of the outer scope
+        });
+        // The side chunk is the outer scope's: still usable after the child's exit.
+        let kept = outer.filled(10, 7_u8);
+        assert_eq!(&kept[..], &[7; 10]);
+    });
+    let stats = arena.stats();
+    assert_eq!((stats.bytes_in_use, stats.depth, stats.large_live_bytes), (0, 0, 0));
+    assert_eq!(arena.check_invariants(), Ok(()));
+}
+
+fn arena_threshold() -> usize {
+    Config::DEFAULT.large_threshold_bytes
+}
