@@ -223,3 +223,82 @@ fn outer_allocations_inside_an_inner_scope_reach_a_steady_state() {
     assert_eq!(global_allocations(), global, "the arena's bookkeeping allocated in steady state");
     assert_eq!(arena::stats().bytes_in_use, 0);
 }
+
+/// An iterator whose size hint claims `claimed` items but which yields
+/// `actual`, each a `Counted` that records its drop. `ExactSizeIterator` is
+/// a safe trait, so the write-once constructors must survive a wrong one.
+struct Liar {
+    claimed: usize,
+    actual: usize,
+    made: usize,
+    panic_at: Option<usize>,
+    drops: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+struct Counted(usize, std::rc::Rc<std::cell::Cell<usize>>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.1.set(self.1.get() + 1);
+    }
+}
+
+impl Iterator for Liar {
+    type Item = Counted;
+    fn next(&mut self) -> Option<Counted> {
+        if self.panic_at == Some(self.made) {
+            panic!("item {} refuses", self.made);
+        }
+        (self.made < self.actual).then(|| {
+            self.made += 1;
+            Counted(self.made - 1, self.drops.clone())
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.claimed.saturating_sub(self.made);
+        (left, Some(left))
+    }
+}
+
+fn liar(claimed: usize, actual: usize, panic_at: Option<usize>) -> (Liar, std::rc::Rc<std::cell::Cell<usize>>) {
+    let drops = std::rc::Rc::default();
+    (Liar { claimed, actual, made: 0, panic_at, drops: std::rc::Rc::clone(&drops) }, drops)
+}
+
+#[test]
+fn from_iter_keeps_every_item_of_an_iterator_that_misstates_its_length() {
+    for (claimed, actual) in [(3, 7), (7, 3), (0, 5), (5, 0), (4, 4)] {
+        let (items, drops) = liar(claimed, actual, None);
+        arena::scope(|s| {
+            let array = s.from_iter(items);
+            let order: Vec<usize> = array.iter().map(|item| item.0).collect();
+            assert_eq!(order, (0..actual).collect::<Vec<_>>(), "claimed {claimed}, yielded {actual}");
+        });
+        assert_eq!(drops.get(), actual, "claimed {claimed}, yielded {actual}: items dropped");
+        let (items, drops) = liar(claimed, actual, None);
+        arena::scope(|s| assert_eq!(s.try_from_iter(items).map(|a| a.len()), Ok(actual)));
+        assert_eq!(drops.get(), actual);
+    }
+}
+
+#[test]
+fn a_panicking_iterator_drops_exactly_the_items_already_written() {
+    for panic_at in [0, 1, 5] {
+        let (items, drops) = liar(8, 8, Some(panic_at));
+        let caught = catch_unwind(AssertUnwindSafe(|| arena::scope(|s| drop(s.from_iter(items)))));
+        assert!(caught.is_err());
+        assert_eq!(drops.get(), panic_at, "from_iter, panic at {panic_at}");
+
+        let (items, drops) = liar(8, 8, Some(panic_at));
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            arena::scope(|s| {
+                let mut v = s.vec();
+                v.push(Counted(100, std::rc::Rc::clone(&drops)));
+                v.extend(items);
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(drops.get(), panic_at + 1, "ScopedVec::extend, panic at {panic_at}");
+    }
+    assert_eq!(arena::stats().bytes_in_use, 0);
+}

@@ -281,11 +281,15 @@ impl Arena {
         self.slabs.bytes_in_use() + self.side.in_use() + self.large.in_use() + self.bypass.in_use()
     }
 
-    /// [`bytes_in_use`](Arena::bytes_in_use) with the outside part as of the
-    /// last slow path, which is exact between slow paths.
+    /// [`note_high_water`](Arena::note_high_water) for the fast paths: the
+    /// part outside the slabs as of the last slow path is exact between slow
+    /// paths. A branch, not a `max`: a loop that repeats its work stores nothing.
     #[inline(always)]
-    fn bytes_in_use_fast(&self) -> usize {
-        self.slabs.bytes_in_use() + self.outside_slabs
+    fn note_high_water_fast(&mut self) {
+        let in_use = self.slabs.bytes_in_use() + self.outside_slabs;
+        if in_use > self.high_water {
+            self.high_water = in_use;
+        }
     }
 
     /// Records the current use as the high-water mark if it is one. Called

@@ -40,11 +40,7 @@ impl Arena {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
-        // A branch, not a `max`: a loop that repeats its work stores nothing here.
-        let in_use = self.bytes_in_use_fast();
-        if in_use > self.high_water {
-            self.high_water = in_use;
-        }
+        self.note_high_water_fast();
         self.slabs.rewind_in_slab(start.used);
         self.depth -= 1;
         true
@@ -80,17 +76,17 @@ impl Arena {
     /// Releases the `size` bytes at `ptr` if they are the most recent allocation
     /// at or above `floor` (the checkpoint of the scope asking), and returns
     /// whether it did; otherwise the bytes are left to the scope's exit.
+    #[inline]
     pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: &ScopeStart) -> bool {
-        let top = size != 0 && self.slabs.is_top_above(ptr, size, floor.used);
-        if top {
-            self.note_high_water();
-            if self.debug_mode() == DebugMode::Poison {
-                // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
-                unsafe { debug::poison(ptr, size) };
-            }
-            self.slabs.set_top_end(ptr, 0);
+        if size == 0 || !self.slabs.is_top_above(ptr, size, floor.used) {
+            return false;
         }
-        top
+        self.note_high_water_fast();
+        if self.debug == Some(DebugMode::Poison) {
+            // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
+            unsafe { debug::poison(ptr, size) };
+        }
+        self.slabs.set_top_end(ptr, 0)
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -115,8 +111,8 @@ impl Arena {
             return false;
         }
         if new_size < old_size {
-            self.note_high_water();
-            if self.debug_mode() == DebugMode::Poison {
+            self.note_high_water_fast();
+            if self.debug == Some(DebugMode::Poison) {
                 // SAFETY: the tail past `new_size` of the top block is being released.
                 unsafe { debug::poison(ptr.byte_add(new_size), old_size - new_size) };
             }

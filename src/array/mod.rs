@@ -3,11 +3,13 @@
 //! [`Scope`](crate::Scope) that make them.
 
 mod constructors;
+mod fill;
 mod scoped_array;
 mod scoped_box;
 mod scoped_vec;
 mod zeroed_vec;
 
+pub(crate) use fill::{extend_vec, push_clones};
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_vec::ScopedVec;

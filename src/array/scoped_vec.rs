@@ -34,7 +34,7 @@ use crate::arena::LargeHandle;
 pub struct ScopedVec<'s, T> {
     /// Never asked to grow past its capacity except through `try_reserve`,
     /// so the inner `Vec` never reaches its abort-on-failure path.
-    inner: Vec<T, &'s Scope<'s>>,
+    pub(super) inner: Vec<T, &'s Scope<'s>>,
 }
 
 impl<'s, T> ScopedVec<'s, T> {
@@ -46,6 +46,7 @@ impl<'s, T> ScopedVec<'s, T> {
     ///
     /// # Errors
     /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
+    #[inline]
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
         self.inner.try_reserve(additional).map_err(|_| AllocError)
     }
@@ -55,6 +56,8 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Panics
     /// If the size overflows or the arena cannot provide the memory; the
     /// message names the sizes and the reason.
+    #[inline]
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         if self.try_reserve(additional).is_err() {
             self.growth_failed(additional);
@@ -122,16 +125,18 @@ impl<'s, T> ScopedVec<'s, T> {
         self.inner.clear();
     }
 
-    /// Appends clones of `items`.
+    /// Appends clones of `items`, written once into the vector's memory (a
+    /// copy for `Copy` elements).
     ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    #[track_caller]
     pub fn extend_from_slice(&mut self, items: &[T])
     where
         T: Clone,
     {
         self.reserve(items.len());
-        self.inner.extend_from_slice(items);
+        super::push_clones(&mut self.inner, items);
     }
 
     /// The elements as a slice.
@@ -157,6 +162,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// Gives up the elements: their address, count, and large block if they
     /// are in one. Unused capacity goes back to the arena when the block is
     /// the most recent allocation.
+    #[inline]
     pub(crate) fn into_raw_parts(mut self) -> (NonNull<T>, usize, Option<LargeHandle>) {
         // Shrinking never fails: a `Scope` shrinks in place at the same alignment.
         self.inner.shrink_to_fit();
@@ -176,12 +182,20 @@ impl<'s, T> ScopedVec<'s, T> {
 }
 
 impl<T> Extend<T> for ScopedVec<'_, T> {
+    /// Appends the items, each written once into the vector's memory.
+    ///
+    /// # Panics
+    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let iter = iter.into_iter();
-        self.reserve(iter.size_hint().0);
-        for value in iter {
-            self.push(value);
-        }
+        let scope = *self.inner.allocator();
+        let grown = super::extend_vec(&mut self.inner, iter, |inner, additional| {
+            if inner.try_reserve(additional).is_err() {
+                scope.array_failed::<T>(inner.len().saturating_add(additional));
+            }
+            Ok(())
+        });
+        debug_assert!(grown.is_ok(), "growth failures panic above");
     }
 }
 

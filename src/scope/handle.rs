@@ -180,8 +180,13 @@ impl<'s> Scope<'s> {
     }
 
     /// The handle of the large block at `ptr` that this scope allocated, if any.
+    #[inline]
     pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>) -> Option<LargeHandle> {
-        self.arena_mut().large_handle_at(ptr, self.depth)
+        let arena = self.arena_mut();
+        if !arena.has_live_large_blocks() {
+            return None;
+        }
+        arena.large_handle_at(ptr, self.depth)
     }
 
     /// Why a request for `layout` fails now (for panic messages).

@@ -1,0 +1,84 @@
+//! Writing elements once, straight into a vector's spare capacity: no
+//! default value written first, no capacity check per element, and a length
+//! that covers exactly the elements written, also when an element's
+//! constructor panics halfway.
+
+use allocator_api2::alloc::{AllocError, Allocator};
+use allocator_api2::vec::Vec;
+
+/// Sets the vector's length to the elements written so far when dropped, on
+/// return and on unwind alike.
+struct SetLenOnDrop<'v, T, A: Allocator> {
+    vec: &'v mut Vec<T, A>,
+    len: usize,
+}
+
+impl<T, A: Allocator> Drop for SetLenOnDrop<'_, T, A> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `len` counts the elements initialised in order from the
+        // start, and never exceeds the capacity (see `fill_spare_capacity`).
+        unsafe { self.vec.set_len(self.len) }
+    }
+}
+
+/// Moves items from `items` into `vec`'s spare capacity until it is full or
+/// `items` ends, and returns whether `items` ended; the caller grows the
+/// vector for anything left. If `items` panics, the vector keeps the items
+/// written before.
+#[inline]
+pub(crate) fn fill_spare_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: &mut impl Iterator<Item = T>) -> bool {
+    let capacity = vec.capacity();
+    let ptr = vec.as_mut_ptr();
+    let len = vec.len();
+    let mut written = SetLenOnDrop { vec, len };
+    while written.len < capacity {
+        let Some(item) = items.next() else { return true };
+        // SAFETY: `written.len < capacity`: the slot is inside the vector's
+        // block and past its initialised elements, so writing moves `item`
+        // in without dropping anything.
+        unsafe { ptr.add(written.len).write(item) };
+        written.len += 1;
+    }
+    false
+}
+
+/// Appends clones of `items` to `vec`, which has room for them: a loop of a
+/// known length, which the compiler turns into a copy for `Copy` elements.
+#[inline]
+pub(crate) fn push_clones<T: Clone, A: Allocator>(vec: &mut Vec<T, A>, items: &[T]) {
+    assert!(vec.capacity() - vec.len() >= items.len(), "no room reserved for the clones");
+    let ptr = vec.as_mut_ptr();
+    let len = vec.len();
+    let mut written = SetLenOnDrop { vec, len };
+    for item in items {
+        // SAFETY: room for `items.len()` more was checked above, so the slot is
+        // inside the block and past the initialised elements.
+        unsafe { ptr.add(written.len).write(item.clone()) };
+        written.len += 1;
+    }
+}
+
+/// `vec` extended by `items`, each written once: `reserve(vec, n)` makes room
+/// for `n` more (or errs), first for the iterator's lower size bound, then
+/// again only for items beyond it. Stops at the first `None`, like `Vec::extend`.
+///
+/// # Errors
+/// The first error of `reserve`; the items written before it stay.
+#[inline]
+pub(crate) fn extend_vec<T, A: Allocator>(
+    vec: &mut Vec<T, A>,
+    items: impl IntoIterator<Item = T>,
+    mut reserve: impl FnMut(&mut Vec<T, A>, usize) -> Result<(), AllocError>,
+) -> Result<(), AllocError> {
+    let mut items = items.into_iter();
+    reserve(vec, items.size_hint().0)?;
+    while !fill_spare_capacity(vec, &mut items) {
+        // The vector is full: one more item decides whether it must grow.
+        let Some(item) = items.next() else { return Ok(()) };
+        reserve(vec, items.size_hint().0.saturating_add(1))?;
+        debug_assert!(vec.len() < vec.capacity(), "`reserve` did not make room");
+        vec.push(item);
+    }
+    Ok(())
+}
