@@ -295,7 +295,7 @@ fn a_panicking_iterator_drops_exactly_the_items_already_written() {
                 let mut v = s.vec();
                 v.push(Counted(100, std::rc::Rc::clone(&drops)));
                 v.extend(items);
-            })
+            });
         }));
         assert!(caught.is_err());
         assert_eq!(drops.get(), panic_at + 1, "ScopedVec::extend, panic at {panic_at}");

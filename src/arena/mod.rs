@@ -48,7 +48,7 @@ pub struct Checkpoint {
 }
 
 /// Where a scope started: all a scope keeps of the arena's state, so that
-/// entering one stores two words. The rest of a [`Checkpoint`] is implied:
+/// entering one stores three words. The rest of a [`Checkpoint`] is implied:
 /// the slab position by the bytes in use (see `SlabChain::position_at`),
 /// the large and bypass blocks to release by the scope's depth.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +57,17 @@ pub(crate) struct ScopeStart {
     used: usize,
     /// The arena's epoch when the scope opened.
     epoch: u64,
+    /// The arena's depth when the scope opened (restored by a store at exit,
+    /// not a decrement, so the exit does not wait for a load of the depth).
+    depth: u32,
+}
+
+impl ScopeStart {
+    /// Bytes in use in the slabs when the scope opened: the floor below which
+    /// the scope never moves the bump pointer.
+    pub(crate) fn slab_bytes_in_use(&self) -> usize {
+        self.used
+    }
 }
 
 /// A bump allocator over a list of slabs.

@@ -19,7 +19,7 @@ impl Arena {
     /// Opens a scope: returns where it starts and its depth.
     #[inline(always)]
     pub(crate) fn enter_scope(&mut self) -> (ScopeStart, u32) {
-        let start = ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch };
+        let start = ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch, depth: self.depth };
         self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
         self.counters.scopes_opened += 1;
         (start, self.depth)
@@ -42,7 +42,7 @@ impl Arena {
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(start.used);
-        self.depth -= 1;
+        self.depth = start.depth;
         true
     }
 
@@ -62,7 +62,7 @@ impl Arena {
             let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
             self.counters.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
         }
-        self.depth -= 1;
+        self.depth = start.depth;
         if self.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes {
             self.counters.system_deallocations += self.slabs.release_spare(self.config.retain_bytes, true);
         }
@@ -74,11 +74,12 @@ impl Arena {
     }
 
     /// Releases the `size` bytes at `ptr` if they are the most recent allocation
-    /// at or above `floor` (the checkpoint of the scope asking), and returns
+    /// at or above `floor` (the slab bytes in use when the scope asking
+    /// opened), and returns
     /// whether it did; otherwise the bytes are left to the scope's exit.
     #[inline]
-    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: &ScopeStart) -> bool {
-        if size == 0 || !self.slabs.is_top_above(ptr, size, floor.used) {
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
+        if size == 0 || !self.slabs.is_top_above(ptr, size, floor) {
             return false;
         }
         self.note_high_water_fast();
@@ -102,11 +103,11 @@ impl Arena {
         ptr: NonNull<u8>,
         old_size: usize,
         new_size: usize,
-        floor: &ScopeStart,
+        floor: usize,
     ) -> bool {
         if old_size == 0
             || new_size >= self.config.large_threshold_bytes
-            || !self.slabs.is_top_above(ptr, old_size, floor.used)
+            || !self.slabs.is_top_above(ptr, old_size, floor)
         {
             return false;
         }

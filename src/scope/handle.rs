@@ -20,23 +20,29 @@ use crate::sync::BusyGuard;
 pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
     let (start, depth) = unsafe { (*arena.as_ptr()).enter_scope() };
-    let scope = Scope { arena, start, depth, _brand: PhantomData };
-    let _exit = ExitOnDrop(&scope);
+    // The guard keeps its own copy of where the scope started: the scope's
+    // address escapes into `f`, the guard's does not, so its fields can stay
+    // in registers and the exit reads no memory the entry just wrote.
+    let _exit = ExitOnDrop { arena, start };
+    let scope = Scope { arena, floor: start.slab_bytes_in_use(), depth, _brand: PhantomData };
     f(&scope)
 }
 
 /// Closes its scope when dropped: on normal return and during unwinding alike.
 /// This is what keeps a panic from leaking the arena's memory.
-struct ExitOnDrop<'a, 's>(&'a Scope<'s>);
+struct ExitOnDrop {
+    arena: NonNull<Arena>,
+    start: ScopeStart,
+}
 
-impl Drop for ExitOnDrop<'_, '_> {
+impl Drop for ExitOnDrop {
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: the scope's closure has returned or unwound, so every value
         // with its lifetime is gone and nothing else is borrowing the arena;
         // the arena is valid (contract of `run_scope`).
-        if !unsafe { (*self.0.arena.as_ptr()).exit_scope_fast(&self.0.start) } {
-            exit_scope_slow(self.0);
+        if !unsafe { (*self.arena.as_ptr()).exit_scope_fast(&self.start) } {
+            exit_scope_slow(self.arena, self.start);
         }
     }
 }
@@ -44,10 +50,10 @@ impl Drop for ExitOnDrop<'_, '_> {
 /// The exit of a scope that has memory to release.
 #[cold]
 #[inline(never)]
-fn exit_scope_slow(scope: &Scope<'_>) {
+fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
     let _busy = BusyGuard::raise();
     // SAFETY: as in `ExitOnDrop::drop`, whose caller this is.
-    unsafe { (*scope.arena.as_ptr()).exit_scope_slow(&scope.start) }
+    unsafe { (*arena.as_ptr()).exit_scope_slow(&start) }
 }
 
 /// A handle to an open scope: allocate from it, open child scopes from it.
@@ -66,9 +72,9 @@ pub struct Scope<'s> {
     /// The arena this scope allocates from: valid for all of `'s`, and used
     /// only by this thread, one operation at a time.
     arena: NonNull<Arena>,
-    /// Where the arena's bump pointer was when this scope opened; the scope
-    /// never moves the pointer below it.
-    start: ScopeStart,
+    /// The arena's slab bytes in use when this scope opened: the scope never
+    /// moves the bump pointer below that point.
+    floor: usize,
     /// The arena's depth while this scope is the innermost one; while a
     /// child is open, this scope's requests go to the arena's side chunks for
     /// this depth.
@@ -211,7 +217,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), &self.start);
+        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), self.floor);
         if !released && arena.has_live_large_blocks() {
             self.release_large_at(ptr);
         }
@@ -230,7 +236,7 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         ptr.as_ptr().addr().is_multiple_of(new.align())
             && arena.depth() == self.depth
-            && arena.resize_top_in_place(ptr, old.size(), new.size(), &self.start)
+            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor)
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
