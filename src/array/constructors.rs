@@ -1,6 +1,7 @@
 //! The constructors on [`Scope`] for scoped arrays, vectors and boxes.
 
 use std::alloc::Layout;
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
@@ -52,21 +53,42 @@ impl<'s> Scope<'s> {
     }
 
     /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
-    fn try_fill<T>(&self, len: usize, mut next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+    fn try_fill<T>(&self, len: usize, next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.try_fill_from(len, (0..len).map(next))
+    }
+
+    /// A fresh array of the first `len` items of `items` (fewer if it ends
+    /// first), each written once, straight into the block.
+    fn try_fill_from<T>(&self, len: usize, items: impl Iterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
         let memory = self.alloc_array::<T>(len)?;
         let ptr = memory.ptr.cast::<T>();
-        // Until the array owns the block, a panic in `next` leaves it to the scope's exit.
-        let mut fill = PartialFill { ptr, done: 0 };
-        while fill.done < len {
-            let value = next(fill.done);
-            // SAFETY: `done < len`, inside the block of `len` elements.
-            unsafe { ptr.as_ptr().add(fill.done).write(value) };
-            fill.done += 1;
-        }
-        std::mem::forget(fill);
-        // SAFETY: all `len` elements are initialized, the block is fresh and
-        // stays allocated for `'s` or until the array releases its large block.
-        Ok(unsafe { ScopedArray::from_raw_parts(ptr, len, memory.large) })
+        // SAFETY: the block is fresh, aligned memory for `len` values of `T`,
+        // which nothing else uses; `MaybeUninit` makes no claim on its contents.
+        let slots = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr().cast::<MaybeUninit<T>>(), len) };
+        let done = if std::mem::needs_drop::<T>() {
+            // Until the array owns the block, a panic in `items` drops the
+            // elements made so far and leaves the block to the scope's exit.
+            let mut fill = PartialFill { ptr, done: 0 };
+            for (slot, item) in slots.iter_mut().zip(items) {
+                slot.write(item);
+                fill.done += 1;
+            }
+            let done = fill.done;
+            std::mem::forget(fill);
+            done
+        } else {
+            // Nothing to drop on a panic, so no count kept in memory: a plain
+            // zip of slots and items, which the compiler vectorizes.
+            let mut done = 0;
+            for (slot, item) in slots.iter_mut().zip(items) {
+                slot.write(item);
+                done += 1;
+            }
+            done
+        };
+        // SAFETY: the first `done` elements are initialized, the block is fresh
+        // and stays allocated for `'s` or until the array releases its large block.
+        Ok(unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) })
     }
 
     /// An array of `len` zeros (all-zero bytes).
@@ -152,9 +174,21 @@ impl<'s> Scope<'s> {
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
     pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
-        // By index in a closure: measured faster for short slices than an
-        // iterator loop, and the same for long ones (a copy for `Copy` types).
-        self.try_fill(items.len(), |i| items[i].clone())
+        let memory = self.alloc_array::<T>(items.len())?;
+        let ptr = memory.ptr.cast::<T>();
+        // Until the array owns the block, a panicking `clone` drops the clones made so far.
+        let mut fill = PartialFill { ptr, done: 0 };
+        // One pointer write per element: the loop form the compiler turns into
+        // a `memcpy` for `Copy` elements.
+        for item in items {
+            // SAFETY: `done < items.len()`: inside the block, past the clones made.
+            unsafe { ptr.as_ptr().add(fill.done).write(item.clone()) };
+            fill.done += 1;
+        }
+        std::mem::forget(fill);
+        // SAFETY: all `items.len()` elements are initialized, the block is fresh
+        // and stays allocated for `'s` or until the array releases its large block.
+        Ok(unsafe { ScopedArray::from_raw_parts(ptr, items.len(), memory.large) })
     }
 
     /// An array of clones of `items`.
@@ -174,7 +208,7 @@ impl<'s> Scope<'s> {
         let mut iter = iter.into_iter();
         let mut items = match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
-                let array = self.try_fill_from(lower, &mut iter)?;
+                let array = self.try_fill_from(lower, iter.by_ref())?;
                 let Some(extra) = iter.next() else { return Ok(array) };
                 // The iterator yields more than it said: go on in a vector.
                 self.try_vec_moved_from(array, extra)?
@@ -185,31 +219,6 @@ impl<'s> Scope<'s> {
             inner.try_reserve(additional).map_err(|_| AllocError)
         })?;
         Ok(self.adopt(items))
-    }
-
-    /// A fresh array of the first `len` items of `items` (fewer if it ends
-    /// first), each written once.
-    fn try_fill_from<T>(
-        &self,
-        len: usize,
-        items: &mut impl Iterator<Item = T>,
-    ) -> Result<ScopedArray<'s, T>, AllocError> {
-        let memory = self.alloc_array::<T>(len)?;
-        let ptr = memory.ptr.cast::<T>();
-        // Until the array owns the block, a panic in `items` leaves it to the scope's exit.
-        let mut fill = PartialFill { ptr, done: 0 };
-        while fill.done < len {
-            let Some(item) = items.next() else { break };
-            // SAFETY: `done < len`: inside the block of `len` elements, past
-            // the ones written.
-            unsafe { ptr.as_ptr().add(fill.done).write(item) };
-            fill.done += 1;
-        }
-        let done = fill.done;
-        std::mem::forget(fill);
-        // SAFETY: the first `done` elements are initialized, the block is fresh
-        // and stays allocated for `'s` or until the array releases its large block.
-        Ok(unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) })
     }
 
     /// A vector holding the elements of `array`, moved, followed by `extra`.
@@ -243,7 +252,7 @@ impl<'s> Scope<'s> {
         let mut iter = iter.into_iter();
         let mut items = match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
-                let array = self.try_fill_from(lower, &mut iter).unwrap_or_else(|_| self.array_failed::<T>(lower));
+                let array = self.try_fill_from(lower, iter.by_ref()).unwrap_or_else(|_| self.array_failed::<T>(lower));
                 let Some(extra) = iter.next() else { return array };
                 let len = array.len().saturating_add(1);
                 self.try_vec_moved_from(array, extra).unwrap_or_else(|_| self.array_failed::<T>(len))

@@ -9,7 +9,7 @@ mod scoped_box;
 mod scoped_vec;
 mod zeroed_vec;
 
-pub(crate) use fill::{extend_vec, push_clones};
+pub(crate) use fill::{extend_vec, push_clones, push_within_capacity};
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_vec::ScopedVec;

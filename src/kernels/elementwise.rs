@@ -6,7 +6,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::element::Element;
-use super::output::{check_len, vec_filled_in, vec_zeroed_in};
+use super::output::{check_len, vec_filled_in, vec_with_capacity_in, vec_zeroed_in};
 use super::parallel::{fill_binary, fill_ternary, fill_unary, update_binary};
 
 /// `out[i] = f(a[i], b[i])` after checking all three lengths.
@@ -220,6 +220,12 @@ where
     F: Fn(X) -> U + Sync,
     A: Allocator,
 {
+    if !super::parallel::is_parallel(x.len()) {
+        // One thread: each output written once, straight into the block.
+        let mut out = vec_with_capacity_in("map_in", x.len(), alloc);
+        crate::array::push_within_capacity(&mut out, x.iter().map(|&v| f(v)));
+        return out;
+    }
     let mut out = vec_filled_in("map_in", x.len(), U::default(), alloc);
     fill_unary(x, &mut out, &f);
     out
@@ -257,6 +263,11 @@ where
     A: Allocator,
 {
     check_len("zip_map_in", "`b`", b.len(), "`a`", a.len());
+    if !super::parallel::is_parallel(a.len()) {
+        let mut out = vec_with_capacity_in("zip_map_in", a.len(), alloc);
+        crate::array::push_within_capacity(&mut out, a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+        return out;
+    }
     let mut out = vec_filled_in("zip_map_in", a.len(), U::default(), alloc);
     fill_binary(a, b, &mut out, &f);
     out
