@@ -20,9 +20,11 @@ pub struct Config {
     /// Size of the first slab. Later slabs double in size up to
     /// `max_slab_bytes`. Default 64 KiB.
     pub first_slab_bytes: usize,
-    /// Cap of the geometric slab growth. A single request larger than this
-    /// gets a slab of exactly its own size, and does not make later slabs
-    /// larger. Default 4 MiB.
+    /// Cap of the geometric slab growth. A request larger than the next slab
+    /// moves the sequence along to the first size that holds it, so a run of
+    /// such requests shares ever larger slabs; a request larger than the cap
+    /// gets a slab of exactly its own size, and later slabs stay within the
+    /// cap. Default 4 MiB.
     pub max_slab_bytes: usize,
     /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond
     /// this go back to the system allocator. A loop whose working set fits in

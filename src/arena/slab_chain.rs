@@ -175,18 +175,24 @@ impl SlabChain {
         }
     }
 
-    /// Size of a new slab for a request of `size` bytes: the next of the
-    /// geometric sequence, or `size` rounded to pages if that is larger;
-    /// `None` if that overflows. `warm_bytes` raises the sequence first (a
-    /// new thread starting at the size other threads grew to).
+    /// Size of a new slab for a request of `size` bytes: the first term of
+    /// the geometric sequence, from the next one on, that holds it, or
+    /// exactly `size` rounded to pages if even the cap does not; `None` if
+    /// that overflows. A request larger than the next term moves the sequence
+    /// along, so a run of such requests gets ever larger shared slabs rather
+    /// than one slab each. `warm_bytes` raises the sequence first (a new
+    /// thread starting at the size other threads grew to).
     pub(super) fn new_slab_bytes(&mut self, size: usize, warm_bytes: usize, max_slab_bytes: usize) -> Option<usize> {
         self.next_slab_bytes = self.next_slab_bytes.max(warm_bytes.min(max_slab_bytes));
+        while self.next_slab_bytes < size && self.next_slab_bytes < max_slab_bytes {
+            self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
+        }
         bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES)
     }
 
     /// Inserts `slab` (new, free) after the current one and moves the pointer
     /// to its start. A slab of the geometric size advances the sequence; an
-    /// exact-size one for an oversized request does not.
+    /// exact-size one for a request beyond the cap does not.
     pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
         if slab.len() == self.next_slab_bytes {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);

@@ -55,7 +55,7 @@ fn slabs_grow_geometrically_up_to_the_cap() {
 }
 
 #[test]
-fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
+fn a_request_beyond_the_cap_gets_its_own_size_and_later_slabs_stay_capped() {
     if crate::DebugMode::from_env() != crate::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
@@ -64,10 +64,11 @@ fn oversized_request_gets_its_own_size_and_does_not_inflate_later_slabs() {
     arena.alloc(layout(1_000_000, 8)).unwrap();
     assert_eq!(arena.stats().reserved_bytes, 1_003_520);
     arena.alloc(layout(1_000_000, 8)).unwrap();
-    // Does not fit in the 3520-byte tail: the next slab is a geometric one.
+    // Does not fit in the 3520-byte tail: the next slab is the sequence's,
+    // which the oversized requests moved to the cap, and no further.
     arena.alloc(layout(4000, 8)).unwrap();
     let sizes = arena.slabs.slab_lens();
-    assert_eq!(sizes, vec![1_003_520, 1_003_520, 4096]);
+    assert_eq!(sizes, vec![1_003_520, 1_003_520, 65536]);
 }
 
 #[test]
@@ -185,4 +186,21 @@ fn scopes_open_across_a_slow_path_take_the_full_exit() {
 
 fn arena_threshold() -> usize {
     Config::DEFAULT.large_threshold_bytes
+}
+
+/// Many live arrays larger than the first slab: each oversized request moves
+/// the geometric sequence along, so the first pass needs a handful of slabs,
+/// not one per array (24 before this rule).
+#[test]
+fn oversized_requests_advance_the_slab_sequence() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    let mut arena = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
+    arena.scope(|s| {
+        let arrays = s.from_fn(24, |k| s.filled((64 << 10) + k * 37_000, 1_u8));
+        assert!(arrays.iter().all(|a| !a.is_large_block()));
+    });
+    let slabs = arena.stats().system_allocations;
+    assert!(slabs <= 10, "{slabs} slabs for 24 arrays in one pass");
 }
