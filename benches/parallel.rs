@@ -2,12 +2,14 @@
 //! scratch arrays — on 1 and 2 rayon threads, with the scratch in `Vec`s
 //! (malloc + free per array) or in a scope of each worker's own arena.
 //!
-//! `cargo bench --bench parallel`
+//! `cargo bench --bench parallel` prints the median time of a batch for each
+//! form on 1 and 2 threads, over interleaved rounds (every configuration once
+//! per round, so a slow period of the shared machine hits all of them), and
+//! each form's 2-thread speed-up.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::Instant;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 
 /// One job of the batch: a row in, a checksum out.
@@ -50,26 +52,51 @@ fn standardise(row: &[f64], centred: &mut [f64], squares: &mut [f64], scaled: &m
     scaled.iter().enumerate().map(|(j, x)| x * j as f64).sum()
 }
 
-fn batch(c: &mut Criterion) {
-    let data = input();
-    let mut group = c.benchmark_group("row_normalisation");
-    group.throughput(Throughput::Elements(ROWS as u64));
-    group.sample_size(30).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool");
-        let jobs: [(&str, RowJob); 2] = [("vec", row_with_vec), ("arena", row_with_arena)];
-        for (name, job) in jobs {
-            group.bench_with_input(BenchmarkId::new(name, threads), &threads, |b, _| {
-                b.iter(|| pool.install(|| data.par_chunks(COLS).map(job).collect::<Vec<f64>>()));
-            });
-        }
-        // Both forms compute the same thing.
-        let reference: Vec<f64> = data.chunks(COLS).map(row_with_vec).collect();
-        let with_arena: Vec<f64> = pool.install(|| data.par_chunks(COLS).map(row_with_arena).collect());
-        assert_eq!(black_box(reference), with_arena);
-    }
-    group.finish();
+/// Timed rounds; the median is reported.
+const ROUNDS: usize = 41;
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
 }
 
-criterion_group!(benches, batch);
-criterion_main!(benches);
+fn main() {
+    let data = input();
+    let jobs: [(&str, RowJob); 2] = [("Vec", row_with_vec), ("arena", row_with_arena)];
+    let pools: Vec<rayon::ThreadPool> = [1, 2]
+        .iter()
+        .map(|&threads| rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("rayon pool"))
+        .collect();
+    // Both forms compute the same thing, on every pool.
+    let reference: Vec<f64> = data.chunks(COLS).map(row_with_vec).collect();
+    for pool in &pools {
+        let with_arena: Vec<f64> = pool.install(|| data.par_chunks(COLS).map(row_with_arena).collect());
+        assert_eq!(black_box(&reference), &with_arena);
+    }
+    let run = |pool: &rayon::ThreadPool, job: RowJob| {
+        let start = Instant::now();
+        black_box(pool.install(|| data.par_chunks(COLS).map(job).collect::<Vec<f64>>()));
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    // samples[pool][job]
+    let mut samples = vec![vec![Vec::new(); jobs.len()]; pools.len()];
+    for round in 0..=ROUNDS {
+        for (p, pool) in pools.iter().enumerate() {
+            for (j, (_, job)) in jobs.iter().enumerate() {
+                let ms = run(pool, *job);
+                // Round 0 warms the pools and the arenas up.
+                if round > 0 {
+                    samples[p][j].push(ms);
+                }
+            }
+        }
+    }
+    println!("{ROWS} rows of {COLS}, ms per batch (median of {ROUNDS} interleaved rounds)\n");
+    println!("| form | 1 thread | 2 threads | speed-up |");
+    println!("|---|--:|--:|--:|");
+    for (j, (name, _)) in jobs.iter().enumerate() {
+        let one = median(samples[0][j].clone());
+        let two = median(samples[1][j].clone());
+        println!("| {name} | {one:.3} | {two:.3} | {:.2} |", one / two);
+    }
+}
