@@ -54,12 +54,18 @@ impl<'s> Scope<'s> {
 
     /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
     fn try_fill<T>(&self, len: usize, next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
-        self.try_fill_from(len, (0..len).map(next))
+        self.try_fill_from(len, (0..len).map(next)).map(|(array, _)| array)
     }
 
     /// A fresh array of the first `len` items of `items` (fewer if it ends
-    /// first), each written once, straight into the block.
-    fn try_fill_from<T>(&self, len: usize, items: impl Iterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// first), each written once, straight into the block; and what is left
+    /// of `items`. The iterator is moved in and out rather than borrowed, so
+    /// that its state is a local the compiler keeps in registers.
+    fn try_fill_from<T, I: Iterator<Item = T>>(
+        &self,
+        len: usize,
+        mut items: I,
+    ) -> Result<(ScopedArray<'s, T>, I), AllocError> {
         let memory = self.alloc_array::<T>(len)?;
         let ptr = memory.ptr.cast::<T>();
         // SAFETY: the block is fresh, aligned memory for `len` values of `T`,
@@ -69,7 +75,7 @@ impl<'s> Scope<'s> {
             // Until the array owns the block, a panic in `items` drops the
             // elements made so far and leaves the block to the scope's exit.
             let mut fill = PartialFill { ptr, done: 0 };
-            for (slot, item) in slots.iter_mut().zip(items) {
+            for (slot, item) in slots.iter_mut().zip(&mut items) {
                 slot.write(item);
                 fill.done += 1;
             }
@@ -80,7 +86,7 @@ impl<'s> Scope<'s> {
             // Nothing to drop on a panic, so no count kept in memory: a plain
             // zip of slots and items, which the compiler vectorizes.
             let mut done = 0;
-            for (slot, item) in slots.iter_mut().zip(items) {
+            for (slot, item) in slots.iter_mut().zip(&mut items) {
                 slot.write(item);
                 done += 1;
             }
@@ -88,7 +94,7 @@ impl<'s> Scope<'s> {
         };
         // SAFETY: the first `done` elements are initialized, the block is fresh
         // and stays allocated for `'s` or until the array releases its large block.
-        Ok(unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) })
+        Ok((unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) }, items))
     }
 
     /// An array of `len` zeros (all-zero bytes).
@@ -205,17 +211,17 @@ impl<'s> Scope<'s> {
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
     pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
-        let mut iter = iter.into_iter();
-        let mut items = match iter.size_hint() {
+        let iter = iter.into_iter();
+        let (mut items, rest) = match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
-                let array = self.try_fill_from(lower, iter.by_ref())?;
-                let Some(extra) = iter.next() else { return Ok(array) };
+                let (array, mut rest) = self.try_fill_from(lower, iter)?;
+                let Some(extra) = rest.next() else { return Ok(array) };
                 // The iterator yields more than it said: go on in a vector.
-                self.try_vec_moved_from(array, extra)?
+                (self.try_vec_moved_from(array, extra)?, rest)
             }
-            _ => self.vec(),
+            _ => (self.vec(), iter),
         };
-        super::extend_vec(&mut items.inner, iter, |inner, additional| {
+        super::extend_vec(&mut items.inner, rest, |inner, additional| {
             inner.try_reserve(additional).map_err(|_| AllocError)
         })?;
         Ok(self.adopt(items))
@@ -249,17 +255,18 @@ impl<'s> Scope<'s> {
     /// If the arena cannot provide the memory.
     #[track_caller]
     pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
-        let mut iter = iter.into_iter();
-        let mut items = match iter.size_hint() {
+        let iter = iter.into_iter();
+        let (mut items, rest) = match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
-                let array = self.try_fill_from(lower, iter.by_ref()).unwrap_or_else(|_| self.array_failed::<T>(lower));
-                let Some(extra) = iter.next() else { return array };
+                let (array, mut rest) =
+                    self.try_fill_from(lower, iter).unwrap_or_else(|_| self.array_failed::<T>(lower));
+                let Some(extra) = rest.next() else { return array };
                 let len = array.len().saturating_add(1);
-                self.try_vec_moved_from(array, extra).unwrap_or_else(|_| self.array_failed::<T>(len))
+                (self.try_vec_moved_from(array, extra).unwrap_or_else(|_| self.array_failed::<T>(len)), rest)
             }
-            _ => self.vec(),
+            _ => (self.vec(), iter),
         };
-        items.extend(iter);
+        items.extend(rest);
         self.adopt(items)
     }
 
