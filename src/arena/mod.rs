@@ -200,7 +200,10 @@ impl Arena {
     /// [`alloc_large`](Arena::alloc_large), which refuses what [`admit`](Arena::admit) refuses.
     #[inline(always)]
     pub(crate) fn is_small(&self, layout: Layout) -> bool {
-        layout.size() < self.config.large_threshold_bytes && layout.align() <= PAGE_BYTES
+        // The threshold is at least a page (`Config::normalized`), so a size
+        // known at compile time to be below a page decides without a load.
+        (layout.size() < PAGE_BYTES || layout.size() < self.config.large_threshold_bytes)
+            && layout.align() <= PAGE_BYTES
     }
 
     /// The bump fast path: `layout` (which [`is_small`](Arena::is_small))

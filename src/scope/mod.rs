@@ -57,28 +57,29 @@ impl Drop for ThreadTeardown {
     }
 }
 
-/// Runs `f` on this thread's arena, or returns `f` back if the arena cannot
-/// be touched now: it has already been destroyed (a call from another
-/// thread-local's destructor), or an arena operation of this thread is in
-/// progress (a call from the global allocator).
+/// This thread's arena, or `None` if it cannot be touched now: it has
+/// already been destroyed (a call from another thread-local's destructor), or
+/// an arena operation of this thread is in progress (a call from the global
+/// allocator).
 ///
 /// The common case is one test of the thread flags: the arena itself lives
-/// in a `const` thread-local without a destructor.
+/// in a `const` thread-local without a destructor. No closure is involved,
+/// so a scope's whole body inlines into its caller.
 #[inline(always)]
-fn with_thread_arena<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
+fn thread_arena() -> Option<NonNull<Arena>> {
     if thread_flags() != 0 {
-        return with_thread_arena_cold(f);
+        return thread_arena_cold();
     }
-    Ok(f(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())))
+    Some(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>()))
 }
 
-/// [`with_thread_arena`] when a thread flag is set: on the arena's first use,
-/// registers its destructor and goes on; otherwise gives `f` back.
+/// [`thread_arena`] when a thread flag is set: on the arena's first use,
+/// registers its destructor and returns it; otherwise `None`.
 #[cold]
 #[inline(never)]
-fn with_thread_arena_cold<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, F> {
+fn thread_arena_cold() -> Option<NonNull<Arena>> {
     if thread_flags() != thread_flags::ARENA_UNREGISTERED {
-        return Err(f);
+        return None;
     }
     let registered = {
         // Registering a thread-local destructor may allocate.
@@ -88,10 +89,10 @@ fn with_thread_arena_cold<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, 
     if !registered {
         // The thread is already tearing down its thread-locals: an arena
         // made now would never be dropped.
-        return Err(f);
+        return None;
     }
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
-    Ok(f(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())))
+    Some(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>()))
 }
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
@@ -118,21 +119,23 @@ fn with_thread_arena_cold<F: FnOnce(NonNull<Arena>) -> R, R>(f: F) -> Result<R, 
 /// of an operation, the scope runs on a temporary arena instead.
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-    let run = |arena: NonNull<Arena>| {
+    match thread_arena() {
         // SAFETY: `arena` is this thread's arena, alive for the whole call
         // (its destructor cannot start while this thread runs `f`), and only
         // reached through `Scope` handles of this thread, one operation at a time.
-        unsafe { run_scope(arena, f) }
-    };
-    match with_thread_arena(run) {
-        Ok(r) => r,
-        Err(run) => {
-            // Without the pool: when this thread is busy, an arena operation
-            // may hold the pool's lock (a thread exit giving its slabs).
-            let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
-            run(NonNull::from(&mut fallback))
-        }
+        Some(arena) => unsafe { run_scope(arena, f) },
+        None => scope_on_fallback(f),
     }
+}
+
+/// [`scope`] on a temporary arena, when this thread's cannot be used.
+#[cold]
+#[inline(never)]
+fn scope_on_fallback<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
+    // Without the pool: when this thread is busy, an arena operation may hold
+    // the pool's lock (a thread exit giving its slabs).
+    let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
+    fallback.scope(f)
 }
 
 impl Arena {
@@ -170,36 +173,36 @@ impl Arena {
 pub fn stats() -> Stats {
     // SAFETY: a shared read of this thread's arena; no `&mut` to it is live
     // while this runs (no arena operation is in progress on this thread).
-    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).stats() }).unwrap_or_default()
+    thread_arena().map(|arena| unsafe { (*arena.as_ptr()).stats() }).unwrap_or_default()
 }
 
 /// The configuration of this thread's arena ([`Config::DEFAULT`] where
 /// [`stats`] returns all-zero stats).
 pub fn config() -> Config {
     // SAFETY: as in `stats`.
-    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).config() }).unwrap_or_default()
+    thread_arena().map(|arena| unsafe { (*arena.as_ptr()).config() }).unwrap_or_default()
 }
 
 /// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
 /// Other threads' arenas are not affected. Does nothing where [`stats`]
 /// returns all-zero stats.
 pub fn configure(config: Config) {
-    let _ = with_thread_arena(|arena| {
+    if let Some(arena) = thread_arena() {
         let _busy = BusyGuard::raise();
         // SAFETY: exclusive access for the duration of the call: no arena
         // operation is in progress on this thread (the busy flag was clear).
         unsafe { (*arena.as_ptr()).configure(config) }
-    });
+    }
 }
 
 /// Returns this thread's spare memory to the system now (see [`Arena::trim`]).
 /// Memory of open scopes stays. Does nothing where [`stats`] returns all-zero stats.
 pub fn trim() {
-    let _ = with_thread_arena(|arena| {
+    if let Some(arena) = thread_arena() {
         let _busy = BusyGuard::raise();
         // SAFETY: as in `configure`.
         unsafe { (*arena.as_ptr()).trim() }
-    });
+    }
 }
 
 /// Process-wide figures: the pool and the counters of all arenas.
@@ -220,9 +223,11 @@ pub fn trim() {
 /// Returns all-zero figures when called from a global allocator in the middle
 /// of an arena operation of this thread (which may hold the pool's lock).
 pub fn global_stats() -> crate::GlobalStats {
-    // SAFETY: exclusive access for one call that runs no user code: no arena
-    // operation is in progress on this thread (the busy flag was clear).
-    let _ = with_thread_arena(|arena| unsafe { (*arena.as_ptr()).publish() });
+    if let Some(arena) = thread_arena() {
+        // SAFETY: exclusive access for one call that runs no user code: no arena
+        // operation is in progress on this thread (the busy flag was clear).
+        unsafe { (*arena.as_ptr()).publish() }
+    }
     crate::pool::global_stats_published()
 }
 
@@ -241,5 +246,5 @@ pub fn global_stats() -> crate::GlobalStats {
 /// A description of the first broken invariant.
 pub fn check_invariants() -> Result<(), String> {
     // SAFETY: as in `stats`.
-    with_thread_arena(|arena| unsafe { (*arena.as_ptr()).check_invariants() }).unwrap_or(Ok(()))
+    thread_arena().map_or(Ok(()), |arena| unsafe { (*arena.as_ptr()).check_invariants() })
 }
