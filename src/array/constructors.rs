@@ -212,15 +212,31 @@ impl<'s> Scope<'s> {
     /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
     pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
         let iter = iter.into_iter();
-        let (mut items, rest) = match iter.size_hint() {
-            (lower, Some(upper)) if lower == upper => {
-                let (array, mut rest) = self.try_fill_from(lower, iter)?;
-                let Some(extra) = rest.next() else { return Ok(array) };
-                // The iterator yields more than it said: go on in a vector.
-                (self.try_vec_moved_from(array, extra)?, rest)
+        match iter.size_hint() {
+            (lower, Some(upper)) if lower == upper => self.try_from_exact_iter(lower, iter),
+            _ => {
+                let mut items = self.vec();
+                super::extend_vec(&mut items.inner, iter, |inner, additional| {
+                    inner.try_reserve(additional).map_err(|_| AllocError)
+                })?;
+                Ok(self.adopt(items))
             }
-            _ => (self.vec(), iter),
-        };
+        }
+    }
+
+    /// [`try_from_iter`](Scope::try_from_iter) for an iterator that says it
+    /// yields exactly `len` items: one block of `len`, each item written
+    /// once. The iterator stays local to this function (it never meets the
+    /// general path), so its state lives in registers during the fill.
+    fn try_from_exact_iter<T>(
+        &self,
+        len: usize,
+        iter: impl Iterator<Item = T>,
+    ) -> Result<ScopedArray<'s, T>, AllocError> {
+        let (array, mut rest) = self.try_fill_from(len, iter)?;
+        let Some(extra) = rest.next() else { return Ok(array) };
+        // The iterator yields more than it said: go on in a vector.
+        let mut items = self.try_vec_moved_from(array, extra)?;
         super::extend_vec(&mut items.inner, rest, |inner, additional| {
             inner.try_reserve(additional).map_err(|_| AllocError)
         })?;
@@ -256,18 +272,17 @@ impl<'s> Scope<'s> {
     #[track_caller]
     pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
         let iter = iter.into_iter();
-        let (mut items, rest) = match iter.size_hint() {
+        match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
-                let (array, mut rest) =
-                    self.try_fill_from(lower, iter).unwrap_or_else(|_| self.array_failed::<T>(lower));
-                let Some(extra) = rest.next() else { return array };
-                let len = array.len().saturating_add(1);
-                (self.try_vec_moved_from(array, extra).unwrap_or_else(|_| self.array_failed::<T>(len)), rest)
+                // The count in a failure message is the one the iterator announced.
+                self.try_from_exact_iter(lower, iter).unwrap_or_else(|_| self.array_failed::<T>(lower))
             }
-            _ => (self.vec(), iter),
-        };
-        items.extend(rest);
-        self.adopt(items)
+            _ => {
+                let mut items = self.vec();
+                items.extend(iter);
+                self.adopt(items)
+            }
+        }
     }
 
     /// Freezes `items`, made by this scope under a narrowed brand, into an
