@@ -73,10 +73,10 @@ impl Arena {
         self.publish_traffic();
     }
 
-    /// Releases the `size` bytes at `ptr` if they are the most recent allocation
-    /// at or above `floor` (the slab bytes in use when the scope asking
-    /// opened), and returns
-    /// whether it did; otherwise the bytes are left to the scope's exit.
+    /// Releases the `size` bytes at `ptr` if they are the most recent
+    /// allocation at or above `floor` (the slab bytes in use when the scope
+    /// asking opened), and returns whether it did; otherwise the bytes are
+    /// left to the scope's exit.
     #[inline]
     pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
         if size == 0 || !self.slabs.is_top_above(ptr, size, floor) {
