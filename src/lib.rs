@@ -97,7 +97,9 @@ pub use array::{ScopedArray, ScopedBox, ScopedVec};
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, trim_pool};
-pub use scope::{Scope, check_invariants, config, configure, global_stats, scope, stats, trim};
+pub use scope::{
+    Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
+};
 
 /// The shared-state types, for the loom models in `tests/loom.rs` only.
 #[cfg(loom)]

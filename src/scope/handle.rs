@@ -24,7 +24,13 @@ pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(
     // address escapes into `f`, the guard's does not, so its fields can stay
     // in registers and the exit reads no memory the entry just wrote.
     let _exit = ExitOnDrop { arena, start };
-    let scope = Scope { arena, floor: start.slab_bytes_in_use(), depth, _brand: PhantomData };
+    let scope = Scope {
+        arena: ArenaPtr(arena),
+        floor: start.slab_bytes_in_use(),
+        depth,
+        _thread: PhantomData,
+        _brand: PhantomData,
+    };
     f(&scope)
 }
 
@@ -71,7 +77,7 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 pub struct Scope<'s> {
     /// The arena this scope allocates from: valid for all of `'s`, and used
     /// only by this thread, one operation at a time.
-    arena: NonNull<Arena>,
+    arena: ArenaPtr,
     /// The arena's slab bytes in use when this scope opened: the scope never
     /// moves the bump pointer below that point.
     floor: usize,
@@ -79,9 +85,50 @@ pub struct Scope<'s> {
     /// child is open, this scope's requests go to the arena's side chunks for
     /// this depth.
     depth: u32,
+    /// Makes the type `!Send + !Sync`, and is the one thing a compiler error
+    /// about sending a scope to another thread names.
+    _thread: PhantomData<*const ScopeBelongsToItsThread>,
     /// Invariance: a `Scope<'long>` can never pass for a `Scope<'short>` or
-    /// the reverse. `NonNull` above already makes the type `!Send + !Sync`.
+    /// the reverse.
     _brand: PhantomData<fn(&'s ()) -> &'s ()>,
+}
+
+/// The arena pointer of a [`Scope`]. `Send + Sync` only so that the
+/// `_thread` marker is the one reason, and the one type an error message
+/// names, for which a `Scope` cannot cross threads.
+#[derive(Clone, Copy)]
+struct ArenaPtr(NonNull<Arena>);
+
+// SAFETY: an `ArenaPtr` exists only as a field of `Scope`, which is neither
+// `Send` nor `Sync` through its `_thread` marker, so no arena pointer ever
+// reaches another thread through these impls.
+unsafe impl Send for ArenaPtr {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ArenaPtr {}
+
+/// Why a [`Scope`] (and every container holding a `&Scope`, such as a
+/// [`ScopedVec`](crate::ScopedVec)) cannot be sent to or shared with another
+/// thread: it allocates from its own thread's arena, which is not
+/// synchronised. A compiler error that names this type means a scope handle
+/// was moved into a rayon task, a `std::thread::spawn` or a
+/// `std::thread::scope` worker.
+///
+/// What to do instead: open a scope inside the task. Every thread has its
+/// own arena, so `arena::scope(|s| ...)` in a worker is as cheap as on the
+/// main thread. Finished arrays ([`ScopedArray`](crate::ScopedArray)) may
+/// cross threads when their elements may.
+///
+/// ```
+/// use rayon::prelude::*;
+/// let sums: Vec<f64> = (0..4)
+///     .into_par_iter()
+///     .map(|row| arena::scope(|s| s.from_fn(100, |i| (row * i) as f64).iter().sum()))
+///     .collect();
+/// assert_eq!(sums[1], 4950.0);
+/// ```
+#[derive(Debug)]
+pub struct ScopeBelongsToItsThread {
+    _private: (),
 }
 
 impl std::fmt::Debug for Scope<'_> {
@@ -106,7 +153,7 @@ impl<'s> Scope<'s> {
     pub fn scope<R>(&self, f: impl for<'c> FnOnce(&'c Scope<'c>) -> R) -> R {
         // SAFETY: `self.arena` is valid for `'s`, which covers this call, and is
         // used only through scope handles on this thread.
-        unsafe { run_scope(self.arena, f) }
+        unsafe { run_scope(self.arena.0, f) }
     }
 
     /// This handle with its brand narrowed to the borrow `'a`, so that code
@@ -172,7 +219,7 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         let small = |ptr| Allocation { ptr, large: None, zeroed: false };
         if !arena.is_small(layout) {
-            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
+            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena.0) };
             let large = arena.alloc_large(layout, owner)?;
             return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
         }
@@ -209,7 +256,7 @@ impl<'s> Scope<'s> {
         // only by this thread, and every caller uses the reference for one
         // arena operation that runs no user code, so no other reference to the
         // arena is live meanwhile.
-        unsafe { &mut *self.arena.as_ptr() }
+        unsafe { &mut *self.arena.0.as_ptr() }
     }
 
     /// Releases the block at `ptr` if this scope can: the top of the bump

@@ -27,8 +27,8 @@ mod handle;
 
 use crate::sync::{BusyGuard, set_thread_flag, thread_flags};
 pub(crate) use handle::Allocation;
-pub use handle::Scope;
 use handle::run_scope;
+pub use handle::{Scope, ScopeBelongsToItsThread};
 
 thread_local! {
     /// This thread's arena. Without a destructor of its own, so that reaching
