@@ -71,27 +71,16 @@ impl<'s> Scope<'s> {
         // SAFETY: the block is fresh, aligned memory for `len` values of `T`,
         // which nothing else uses; `MaybeUninit` makes no claim on its contents.
         let slots = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr().cast::<MaybeUninit<T>>(), len) };
-        let done = if std::mem::needs_drop::<T>() {
-            // Until the array owns the block, a panic in `items` drops the
-            // elements made so far and leaves the block to the scope's exit.
-            let mut fill = PartialFill { ptr, done: 0 };
-            for (slot, item) in slots.iter_mut().zip(&mut items) {
-                slot.write(item);
-                fill.done += 1;
-            }
-            let done = fill.done;
-            std::mem::forget(fill);
-            done
-        } else {
-            // Nothing to drop on a panic, so no count kept in memory: a plain
-            // zip of slots and items, which the compiler vectorizes.
-            let mut done = 0;
-            for (slot, item) in slots.iter_mut().zip(&mut items) {
-                slot.write(item);
-                done += 1;
-            }
-            done
-        };
+        // Until the array owns the block, a panic in `items` drops the elements
+        // made so far and leaves the block to the scope's exit. For elements
+        // without drop glue the guard's drop is empty and the loop vectorizes.
+        let mut fill = PartialFill { ptr, done: 0 };
+        for (slot, item) in slots.iter_mut().zip(&mut items) {
+            slot.write(item);
+            fill.done += 1;
+        }
+        let done = fill.done;
+        std::mem::forget(fill);
         // SAFETY: the first `done` elements are initialized, the block is fresh
         // and stays allocated for `'s` or until the array releases its large block.
         Ok((unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) }, items))
@@ -216,9 +205,7 @@ impl<'s> Scope<'s> {
             (lower, Some(upper)) if lower == upper => self.try_from_exact_iter(lower, iter),
             _ => {
                 let mut items = self.vec();
-                super::extend_vec(&mut items.inner, iter, |inner, additional| {
-                    inner.try_reserve(additional).map_err(|_| AllocError)
-                })?;
+                items.try_extend(iter)?;
                 Ok(self.adopt(items))
             }
         }
@@ -237,9 +224,7 @@ impl<'s> Scope<'s> {
         let Some(extra) = rest.next() else { return Ok(array) };
         // The iterator yields more than it said: go on in a vector.
         let mut items = self.try_vec_moved_from(array, extra)?;
-        super::extend_vec(&mut items.inner, rest, |inner, additional| {
-            inner.try_reserve(additional).map_err(|_| AllocError)
-        })?;
+        items.try_extend(rest)?;
         Ok(self.adopt(items))
     }
 

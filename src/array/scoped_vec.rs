@@ -139,6 +139,14 @@ impl<'s, T> ScopedVec<'s, T> {
         super::push_clones(&mut self.inner, items);
     }
 
+    /// [`Extend::extend`] that reports a failed growth instead of panicking;
+    /// the items appended before it stay.
+    pub(crate) fn try_extend(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
+        super::extend_vec(&mut self.inner, iter, |inner, additional| {
+            inner.try_reserve(additional).map_err(|_| AllocError)
+        })
+    }
+
     /// The elements as a slice.
     pub fn as_slice(&self) -> &[T] {
         &self.inner

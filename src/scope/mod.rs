@@ -70,7 +70,14 @@ fn thread_arena() -> Option<NonNull<Arena>> {
     if thread_flags() != 0 {
         return thread_arena_cold();
     }
-    Some(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>()))
+    Some(thread_arena_ptr())
+}
+
+/// The address of this thread's arena (a `const` thread-local without a
+/// destructor: always reachable, whether or not the arena is usable).
+#[inline(always)]
+fn thread_arena_ptr() -> NonNull<Arena> {
+    THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())
 }
 
 /// [`thread_arena`] when a thread flag is set: on the arena's first use,
@@ -92,7 +99,7 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
         return None;
     }
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
-    Some(THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>()))
+    Some(thread_arena_ptr())
 }
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
