@@ -104,8 +104,11 @@ fn inner_scope_never_releases_a_block_older_than_itself() {
             // SAFETY: shrink of a live block; the inner scope must not move the pointer below it.
             let shrunk = unsafe { inner.shrink(old, layout, Layout::from_size_align(8, 8).unwrap()) }.unwrap();
             assert_eq!(shrunk.cast::<u8>(), old);
-            let after = inner.allocate(layout).unwrap().cast::<u8>();
-            assert!(after.as_ptr().addr() >= old.as_ptr().addr() + 64);
+            // Disjoint, not "above": with ARENA_DEBUG=bypass every block comes
+            // from the system allocator, which may place it anywhere.
+            let after = inner.allocate(layout).unwrap().cast::<u8>().as_ptr().addr();
+            let old = old.as_ptr().addr();
+            assert!(after + 64 <= old || after >= old + 64, "inner scope reused live outer memory");
         });
         // SAFETY: `old` still belongs to `outer`.
         assert!((0..64).all(|i| unsafe { *old.as_ptr().add(i) } == 0x11));
