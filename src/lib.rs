@@ -65,7 +65,7 @@
 //! threat model (what the compiler rules out, what is checked at run time,
 //! and which test shows each) is in `SAFETY.md`.
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations)]
 // Under `--cfg loom` the shared-state types are re-exported for the models only.
 #![cfg_attr(loom, allow(missing_docs, private_interfaces, dead_code))]
 
@@ -93,7 +93,10 @@ mod sync;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
-pub use array::{ScopedArray, ScopedBox, ScopedVec};
+pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedVec};
+/// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
+/// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
+pub use bytemuck::Zeroable;
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, trim_pool};

@@ -52,6 +52,19 @@ impl<'s> Scope<'s> {
         allocation_panic(ArrayRequest::of::<T>(len, failure))
     }
 
+    /// The value of a `try_` constructor for `len` elements of `T`, or the
+    /// panic naming why it failed. A function rather than a closure passed
+    /// to `unwrap_or_else`: `#[track_caller]` does not reach through a
+    /// closure, and the panic must point at the user's line.
+    #[inline(always)]
+    #[track_caller]
+    fn unwrap_array<T, V>(&self, made: Result<V, AllocError>, len: usize) -> V {
+        match made {
+            Ok(value) => value,
+            Err(_) => self.array_failed::<T>(len),
+        }
+    }
+
     /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
     fn try_fill<T>(&self, len: usize, next: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
         self.try_fill_from(len, (0..len).map(next)).map(|(array, _)| array)
@@ -119,7 +132,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_zeroed`](Scope::try_zeroed) errs, with the sizes and the reason.
     #[track_caller]
     pub fn zeroed<T: Zeroable>(&self, len: usize) -> ScopedArray<'s, T> {
-        self.try_zeroed(len).unwrap_or_else(|_| self.array_failed::<T>(len))
+        self.unwrap_array::<T, _>(self.try_zeroed(len), len)
     }
 
     /// An array of `len` clones of `value`.
@@ -136,7 +149,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_filled`](Scope::try_filled) errs.
     #[track_caller]
     pub fn filled<T: Clone>(&self, len: usize, value: T) -> ScopedArray<'s, T> {
-        self.try_filled(len, value).unwrap_or_else(|_| self.array_failed::<T>(len))
+        self.unwrap_array::<T, _>(self.try_filled(len, value), len)
     }
 
     /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
@@ -161,7 +174,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_from_fn`](Scope::try_from_fn) errs, or if `f` panics.
     #[track_caller]
     pub fn from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
-        self.try_fill(len, f).unwrap_or_else(|_| self.array_failed::<T>(len))
+        self.unwrap_array::<T, _>(self.try_fill(len, f), len)
     }
 
     /// An array of clones of `items`.
@@ -192,7 +205,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_from_slice`](Scope::try_from_slice) errs.
     #[track_caller]
     pub fn from_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
-        self.try_from_slice(items).unwrap_or_else(|_| self.array_failed::<T>(items.len()))
+        self.unwrap_array::<T, _>(self.try_from_slice(items), items.len())
     }
 
     /// An array of the items of `iter`, however many it yields.
@@ -206,7 +219,7 @@ impl<'s> Scope<'s> {
             _ => {
                 let mut items = self.vec();
                 items.try_extend(iter)?;
-                Ok(self.adopt(items))
+                Ok(items.into_array())
             }
         }
     }
@@ -225,11 +238,11 @@ impl<'s> Scope<'s> {
         // The iterator yields more than it said: go on in a vector.
         let mut items = self.try_vec_moved_from(array, extra)?;
         items.try_extend(rest)?;
-        Ok(self.adopt(items))
+        Ok(items.into_array())
     }
 
     /// A vector holding the elements of `array`, moved, followed by `extra`.
-    fn try_vec_moved_from<T>(&self, array: ScopedArray<'s, T>, extra: T) -> Result<ScopedVec<'_, T>, AllocError> {
+    fn try_vec_moved_from<T>(&self, array: ScopedArray<'s, T>, extra: T) -> Result<ScopedVec<'s, T>, AllocError> {
         // The array gives up its elements without dropping them; its memory
         // stays with the scope.
         let elements = array.into_slice();
@@ -260,24 +273,14 @@ impl<'s> Scope<'s> {
         match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
                 // The count in a failure message is the one the iterator announced.
-                self.try_from_exact_iter(lower, iter).unwrap_or_else(|_| self.array_failed::<T>(lower))
+                self.unwrap_array::<T, _>(self.try_from_exact_iter(lower, iter), lower)
             }
             _ => {
                 let mut items = self.vec();
                 items.extend(iter);
-                self.adopt(items)
+                items.into_array()
             }
         }
-    }
-
-    /// Freezes `items`, made by this scope under a narrowed brand, into an
-    /// array carrying the scope's own lifetime.
-    fn adopt<T>(&self, items: ScopedVec<'_, T>) -> ScopedArray<'s, T> {
-        let (ptr, len, large) = items.into_raw_parts();
-        // SAFETY: `items` allocated from this scope (`self.narrowed()`), so its
-        // block stays allocated for `'s` or until the array releases `large`;
-        // it gave up its `len` initialized elements.
-        unsafe { ScopedArray::from_raw_parts(ptr, len, large) }
     }
 
     /// Drops `array` now, returning its large block (if it has one) to the
@@ -297,15 +300,15 @@ impl<'s> Scope<'s> {
     }
 
     /// An empty [`ScopedVec`]; it allocates when the first element arrives.
-    pub fn vec<T>(&self) -> ScopedVec<'_, T> {
-        ScopedVec::new_in(self.narrowed())
+    pub fn vec<T>(&self) -> ScopedVec<'s, T> {
+        ScopedVec::new_in(self)
     }
 
     /// An empty [`ScopedVec`] with room for `capacity` elements.
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'_, T>, AllocError> {
+    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
         let mut vec = self.vec();
         vec.try_reserve(capacity)?;
         Ok(vec)
@@ -316,8 +319,8 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
     #[track_caller]
-    pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'_, T> {
-        self.try_vec_with_capacity(capacity).unwrap_or_else(|_| self.array_failed::<T>(capacity))
+    pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'s, T> {
+        self.unwrap_array::<T, _>(self.try_vec_with_capacity(capacity), capacity)
     }
 
     /// `value` moved into the scope's memory.

@@ -2,14 +2,18 @@
 //! [`ScopedArray`], [`ScopedVec`] and [`ScopedBox`], and the constructors on
 //! [`Scope`](crate::Scope) that make them.
 
+mod collect;
 mod constructors;
 mod fill;
+mod into_iter;
 mod scoped_array;
 mod scoped_box;
 mod scoped_vec;
 mod zeroed_vec;
 
+pub use collect::{CollectIn, FromIteratorIn};
 pub(crate) use fill::{extend_vec, push_clones, push_within_capacity};
+pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_vec::ScopedVec;

@@ -1,10 +1,13 @@
 //! `ScopedArray`: a fixed-length array owned by a scope.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
+use super::{ScopedArrayIntoIter, ScopedVec};
+use crate::Scope;
 use crate::arena::LargeHandle;
 
 /// A fixed-length array whose memory belongs to the scope `'s`.
@@ -91,6 +94,51 @@ impl<'s, T> ScopedArray<'s, T> {
         // `this` is never used or dropped again, so the slice is the only owner.
         unsafe { std::slice::from_raw_parts_mut(this.ptr.as_ptr(), this.len) }
     }
+
+    /// A copy of this array in the memory of `scope` (this array's scope or
+    /// any other one): the `clone` of a scoped array, which needs to be told
+    /// where the copy lives. The same as `scope.from_slice(&array)`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let a = s.from_fn(4, |i| i as f64);
+    ///     let kept = s.scope(|inner| {
+    ///         let mut b = a.clone_in(inner); // a temporary copy in the child scope
+    ///         b[0] = 9.0;
+    ///         b.iter().sum::<f64>()
+    ///     });
+    ///     assert_eq!((kept, a[0]), (15.0, 0.0));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If `scope` cannot provide the memory.
+    #[track_caller]
+    pub fn clone_in<'t>(&self, scope: &Scope<'t>) -> ScopedArray<'t, T>
+    where
+        T: Clone,
+    {
+        scope.from_slice(self)
+    }
+
+    /// An array of `f(x)` for every element `x`, in the memory of `scope`,
+    /// each result written once.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let x = s.from_fn(3, |i| i as f64);
+    ///     let y = x.map_in(s, |v| v * v + 1.0);
+    ///     assert_eq!(y, [1.0, 2.0, 5.0]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If `scope` cannot provide the memory, or if `f` panics (the results
+    /// made so far are dropped).
+    #[track_caller]
+    pub fn map_in<'t, U>(&self, scope: &Scope<'t>, f: impl FnMut(&T) -> U) -> ScopedArray<'t, U> {
+        scope.from_iter(self.iter().map(f))
+    }
 }
 
 impl<T> Drop for ScopedArray<'_, T> {
@@ -98,7 +146,9 @@ impl<T> Drop for ScopedArray<'_, T> {
     fn drop(&mut self) {
         if std::mem::needs_drop::<T>() {
             let large = self.large;
-            drop_elements_then_release(self.as_mut_slice(), large);
+            // SAFETY: the array is being dropped inside its scope; its elements
+            // and block are used for nothing after this.
+            unsafe { drop_elements_then_release(self.as_mut_slice(), large) };
         } else if let Some(large) = self.large {
             // SAFETY: the array is being dropped inside its scope (its lifetime
             // ends no later than the scope), its elements need no drop, and the
@@ -111,21 +161,26 @@ impl<T> Drop for ScopedArray<'_, T> {
 /// Drops `elements`, then releases `large` — also when an element's `Drop`
 /// panics (`drop_in_place` still drops the remaining elements, and the block
 /// must not wait for the scope's exit).
-fn drop_elements_then_release<T>(elements: &mut [T], large: Option<LargeHandle>) {
+///
+/// # Safety
+/// `elements` are the last elements owned by an array (or its by-value
+/// iterator) being dropped, inside its scope: initialized, never used again,
+/// and `large` is the block that holds them, not used again either.
+pub(super) unsafe fn drop_elements_then_release<T>(elements: &mut [T], large: Option<LargeHandle>) {
     struct ReleaseOnDrop(Option<LargeHandle>);
     impl Drop for ReleaseOnDrop {
         fn drop(&mut self) {
             if let Some(large) = self.0 {
-                // SAFETY: the array owning the block is being dropped inside its
-                // scope, its elements are gone (this guard drops after them, on
-                // return and on unwind), and the handle is not used again.
+                // SAFETY: the owner of the block is being dropped inside its
+                // scope, its elements are gone (this guard drops after them,
+                // on return and on unwind), and the handle is not used again.
                 unsafe { large.release() }
             }
         }
     }
     let _release = ReleaseOnDrop(large);
-    // SAFETY: the caller passes the elements of an array being dropped: they
-    // are initialized, owned by it, and dropped exactly once, here.
+    // SAFETY: the elements are initialized, owned by the caller, and dropped
+    // exactly once, here (this function's contract).
     unsafe { std::ptr::drop_in_place(elements) }
 }
 
@@ -162,15 +217,56 @@ impl<T: fmt::Debug> fmt::Debug for ScopedArray<'_, T> {
     }
 }
 
-impl<T: PartialEq> PartialEq for ScopedArray<'_, T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
+impl<T: PartialEq, U> PartialEq<U> for ScopedArray<'_, T>
+where
+    U: AsRef<[T]> + ?Sized,
+{
+    fn eq(&self, other: &U) -> bool {
+        self.as_slice() == other.as_ref()
     }
 }
 
-impl<T: PartialEq> PartialEq<[T]> for ScopedArray<'_, T> {
-    fn eq(&self, other: &[T]) -> bool {
-        self.as_slice() == other
+impl<T: Eq> Eq for ScopedArray<'_, T> {}
+
+impl<T: Hash> Hash for ScopedArray<'_, T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl<'s, T> IntoIterator for ScopedArray<'s, T> {
+    type Item = T;
+    type IntoIter = ScopedArrayIntoIter<'s, T>;
+    /// The elements by value; those not taken are dropped with the iterator.
+    fn into_iter(self) -> Self::IntoIter {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: the array gives up its elements and block to the iterator
+        // and is never used or dropped again (`ManuallyDrop`).
+        unsafe { ScopedArrayIntoIter::from_raw_parts(this.ptr, this.len, this.large) }
+    }
+}
+
+impl<'s, T> From<ScopedVec<'s, T>> for ScopedArray<'s, T> {
+    /// [`ScopedVec::into_array`].
+    fn from(vec: ScopedVec<'s, T>) -> Self {
+        vec.into_array()
+    }
+}
+
+impl<'s, T> From<allocator_api2::vec::Vec<T, &Scope<'s>>> for ScopedArray<'s, T> {
+    /// Takes over a vector allocated from a scope, such as a kernel's result,
+    /// without copying: the memory already belongs to the scope.
+    ///
+    /// ```
+    /// use arena::{ScopedArray, kernels};
+    /// arena::scope(|s| {
+    ///     let x = s.from_fn(4, |i| i as f64);
+    ///     let y: ScopedArray<f64> = kernels::mul_in(&x, &x, s).into();
+    ///     assert_eq!(y, [0.0, 1.0, 4.0, 9.0]);
+    /// });
+    /// ```
+    fn from(vec: allocator_api2::vec::Vec<T, &Scope<'s>>) -> Self {
+        ScopedVec::from(vec).into_array()
     }
 }
 

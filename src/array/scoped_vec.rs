@@ -1,11 +1,11 @@
 //! `ScopedVec`: a growable array owned by a scope.
 
 use std::fmt;
-use std::ops::{Deref, DerefMut};
+use std::ops::{Bound, Deref, DerefMut, Range, RangeBounds};
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
-use allocator_api2::vec::Vec;
+use allocator_api2::vec::{Drain, IntoIter, Vec};
 
 use super::ScopedArray;
 use crate::Scope;
@@ -33,13 +33,20 @@ use crate::arena::LargeHandle;
 /// involved, and the `try_` methods return [`AllocError`].
 pub struct ScopedVec<'s, T> {
     /// Never asked to grow past its capacity except through `try_reserve`,
-    /// so the inner `Vec` never reaches its abort-on-failure path.
-    pub(super) inner: Vec<T, &'s Scope<'s>>,
+    /// so the inner `Vec` never reaches its abort-on-failure path. It keeps
+    /// its own copy of the scope handle, not a reference: a vector made
+    /// through any borrow of a `Scope<'s>` then carries `'s`, like an array.
+    pub(super) inner: Vec<T, Scope<'s>>,
 }
 
 impl<'s, T> ScopedVec<'s, T> {
-    pub(crate) fn new_in(scope: &'s Scope<'s>) -> Self {
-        ScopedVec { inner: Vec::new_in(scope) }
+    pub(crate) fn new_in(scope: &Scope<'s>) -> Self {
+        ScopedVec { inner: Vec::new_in(scope.duplicate()) }
+    }
+
+    /// The scope this vector allocates from.
+    pub fn scope(&self) -> &Scope<'s> {
+        self.inner.allocator()
     }
 
     /// Makes room for `additional` more elements.
@@ -76,6 +83,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[inline]
+    #[track_caller]
     pub fn push(&mut self, value: T) {
         if self.inner.len() == self.inner.capacity() {
             self.reserve(1);
@@ -139,6 +147,194 @@ impl<'s, T> ScopedVec<'s, T> {
         super::push_clones(&mut self.inner, items);
     }
 
+    /// Inserts `value` at `index`, shifting the elements after it right.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 3]);
+    ///     v.insert(1, 2);
+    ///     assert_eq!(v, [1, 2, 3]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If `index > len`, or if growing fails.
+    #[track_caller]
+    pub fn insert(&mut self, index: usize, value: T) {
+        let len = self.len();
+        if index > len {
+            index_failed("insertion index", index, "<=", len);
+        }
+        if len == self.capacity() {
+            self.reserve(1);
+        }
+        self.inner.insert(index, value);
+    }
+
+    /// Removes and returns the element at `index`, shifting the elements
+    /// after it left.
+    ///
+    /// # Panics
+    /// If `index >= len`.
+    #[track_caller]
+    pub fn remove(&mut self, index: usize) -> T {
+        if index >= self.len() {
+            index_failed("removal index", index, "<", self.len());
+        }
+        self.inner.remove(index)
+    }
+
+    /// Removes and returns the element at `index`, replacing it with the
+    /// last element (no shifting; the order changes).
+    ///
+    /// # Panics
+    /// If `index >= len`.
+    #[track_caller]
+    pub fn swap_remove(&mut self, index: usize) -> T {
+        if index >= self.len() {
+            index_failed("swap_remove index", index, "<", self.len());
+        }
+        self.inner.swap_remove(index)
+    }
+
+    /// Keeps only the elements for which `keep` returns `true`, in order.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(0..10);
+    ///     v.retain(|x| x % 3 == 0);
+    ///     assert_eq!(v, [0, 3, 6, 9]);
+    /// });
+    /// ```
+    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+        self.inner.retain(keep);
+    }
+
+    /// [`retain`](ScopedVec::retain) with mutable access to each element.
+    pub fn retain_mut(&mut self, keep: impl FnMut(&mut T) -> bool) {
+        self.inner.retain_mut(keep);
+    }
+
+    /// Removes consecutive repeated elements (all of them if the vector is sorted).
+    pub fn dedup(&mut self)
+    where
+        T: PartialEq,
+    {
+        self.inner.dedup();
+    }
+
+    /// Removes consecutive elements with equal keys.
+    pub fn dedup_by_key<K: PartialEq>(&mut self, key: impl FnMut(&mut T) -> K) {
+        self.inner.dedup_by_key(key);
+    }
+
+    /// Removes consecutive elements for which `same(later, earlier)` is true.
+    pub fn dedup_by(&mut self, same: impl FnMut(&mut T, &mut T) -> bool) {
+        self.inner.dedup_by(same);
+    }
+
+    /// Removes the elements in `range` and returns them as an iterator; the
+    /// elements the iterator does not yield are dropped with it.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(0..6);
+    ///     let middle: Vec<i32> = v.drain(2..4).collect();
+    ///     assert_eq!(middle, [2, 3]);
+    ///     assert_eq!(v, [0, 1, 4, 5]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If the range starts after it ends or ends past `len`.
+    #[track_caller]
+    pub fn drain(&mut self, range: impl RangeBounds<usize>) -> Drain<'_, T, Scope<'s>> {
+        let range = checked_range(range, self.len());
+        self.inner.drain(range)
+    }
+
+    /// Splits the vector in two at `at`: `self` keeps `[0, at)`, the returned
+    /// vector (in the same scope) holds `[at, len)`.
+    ///
+    /// # Panics
+    /// If `at > len`, or if the new vector's memory cannot be had.
+    #[track_caller]
+    pub fn split_off(&mut self, at: usize) -> ScopedVec<'s, T> {
+        if at > self.len() {
+            index_failed("split_off index", at, "<=", self.len());
+        }
+        let mut tail = ScopedVec::new_in(self.scope());
+        tail.reserve(self.len() - at);
+        super::push_within_capacity(&mut tail.inner, self.inner.drain(at..));
+        tail
+    }
+
+    /// Moves every element of `other` to the end of `self`, leaving `other` empty.
+    ///
+    /// # Panics
+    /// If growing fails.
+    #[track_caller]
+    pub fn append(&mut self, other: &mut ScopedVec<'_, T>) {
+        self.reserve(other.len());
+        super::push_within_capacity(&mut self.inner, other.inner.drain(..));
+    }
+
+    /// Resizes to `new_len`: truncates, or appends clones of `value`.
+    ///
+    /// # Panics
+    /// If growing fails.
+    #[track_caller]
+    pub fn resize(&mut self, new_len: usize, value: T)
+    where
+        T: Clone,
+    {
+        self.reserve(new_len.saturating_sub(self.len()));
+        self.inner.resize(new_len, value);
+    }
+
+    /// Resizes to `new_len`: truncates, or appends the results of `f()`.
+    ///
+    /// # Panics
+    /// If growing fails.
+    #[track_caller]
+    pub fn resize_with(&mut self, new_len: usize, f: impl FnMut() -> T) {
+        self.reserve(new_len.saturating_sub(self.len()));
+        self.inner.resize_with(new_len, f);
+    }
+
+    /// Appends clones of the elements in `range` of the vector itself.
+    ///
+    /// # Panics
+    /// If the range is out of bounds (as in [`drain`](ScopedVec::drain)), or
+    /// if growing fails.
+    #[track_caller]
+    pub fn extend_from_within(&mut self, range: impl RangeBounds<usize>)
+    where
+        T: Clone,
+    {
+        let range = checked_range(range, self.len());
+        self.reserve(range.len());
+        self.inner.extend_from_within(range);
+    }
+
+    /// A copy of this vector, in the memory of `scope` (this vector's scope,
+    /// or any other one).
+    ///
+    /// # Panics
+    /// If `scope` cannot provide the memory.
+    #[track_caller]
+    pub fn clone_in<'t>(&self, scope: &Scope<'t>) -> ScopedVec<'t, T>
+    where
+        T: Clone,
+    {
+        let mut copy = ScopedVec::new_in(scope);
+        copy.extend_from_slice(self);
+        copy
+    }
+
     /// [`Extend::extend`] that reports a failed growth instead of panicking;
     /// the items appended before it stay.
     pub(crate) fn try_extend(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
@@ -184,7 +380,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.
     /// Its own growing methods abort the process if the arena cannot provide
     /// memory; reserve through the wrapper first where that matters.
-    pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
+    pub fn into_inner(self) -> Vec<T, Scope<'s>> {
         self.inner
     }
 }
@@ -196,14 +392,135 @@ impl<T> Extend<T> for ScopedVec<'_, T> {
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let scope = *self.inner.allocator();
+        let mut wanted = 0;
         let grown = super::extend_vec(&mut self.inner, iter, |inner, additional| {
-            if inner.try_reserve(additional).is_err() {
-                scope.array_failed::<T>(inner.len().saturating_add(additional));
-            }
-            Ok(())
+            wanted = inner.len().saturating_add(additional);
+            inner.try_reserve(additional).map_err(|_| AllocError)
         });
-        debug_assert!(grown.is_ok(), "growth failures panic above");
+        // Panicking here, not in the closure, points the message at the caller's line.
+        if grown.is_err() {
+            self.inner.allocator().array_failed::<T>(wanted);
+        }
+    }
+}
+
+impl<'a, T: Copy + 'a> Extend<&'a T> for ScopedVec<'_, T> {
+    /// Appends copies of the items (`v.extend(&other)`, `v.extend(a.iter())`).
+    ///
+    /// # Panics
+    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    #[track_caller]
+    fn extend<I: IntoIterator<Item = &'a T>>(&mut self, iter: I) {
+        self.extend(iter.into_iter().copied());
+    }
+}
+
+impl<'s, T> IntoIterator for ScopedVec<'s, T> {
+    type Item = T;
+    type IntoIter = IntoIter<T, Scope<'s>>;
+    /// The elements by value; the ones not taken are dropped with the iterator.
+    fn into_iter(self) -> Self::IntoIter {
+        self.inner.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a ScopedVec<'_, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut ScopedVec<'_, T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl<'s, T> From<Vec<T, Scope<'s>>> for ScopedVec<'s, T> {
+    /// Wraps a vector that already allocates from a scope (no copy).
+    fn from(inner: Vec<T, Scope<'s>>) -> Self {
+        ScopedVec { inner }
+    }
+}
+
+impl<'s, T> From<Vec<T, &Scope<'s>>> for ScopedVec<'s, T> {
+    /// Wraps a vector that allocates from `&Scope`, such as a kernel's
+    /// result (no copy: the memory already belongs to the scope).
+    ///
+    /// ```
+    /// use arena::{ScopedVec, kernels};
+    /// arena::scope(|s| {
+    ///     let sum: ScopedVec<f64> = kernels::add_in(&[1.0, 2.0], &[3.0, 4.0], s).into();
+    ///     assert_eq!(sum, [4.0, 6.0]);
+    /// });
+    /// ```
+    fn from(vec: Vec<T, &Scope<'s>>) -> Self {
+        let (ptr, len, capacity, scope) = vec.into_raw_parts_with_alloc();
+        // SAFETY: the parts come from a vector of `len` elements in a block of
+        // `capacity` allocated by `scope`, which the new vector allocates from
+        // too (a copy of the same handle), so it may grow and free that block.
+        ScopedVec { inner: unsafe { Vec::from_raw_parts_in(ptr, len, capacity, scope.duplicate()) } }
+    }
+}
+
+impl<T: PartialEq, U> PartialEq<U> for ScopedVec<'_, T>
+where
+    U: AsRef<[T]> + ?Sized,
+{
+    fn eq(&self, other: &U) -> bool {
+        self.as_slice() == other.as_ref()
+    }
+}
+
+impl<T: Eq> Eq for ScopedVec<'_, T> {}
+
+impl<T> AsRef<[T]> for ScopedVec<'_, T> {
+    fn as_ref(&self) -> &[T] {
+        self
+    }
+}
+
+impl<T> AsMut<[T]> for ScopedVec<'_, T> {
+    fn as_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+/// Panics for an index outside the vector, at the caller's line.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn index_failed(what: &str, index: usize, relation: &str, len: usize) -> ! {
+    panic!("{what} (is {index}) should be {relation} len (is {len})")
+}
+
+/// `range` resolved against a vector of `len` elements.
+///
+/// # Panics
+/// If it starts after it ends or ends past `len`, at the caller's line.
+#[track_caller]
+fn checked_range(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => start..end,
+        _ => panic!(
+            "range {:?}..{:?} is out of bounds for a vector of length {len}",
+            range.start_bound(),
+            range.end_bound()
+        ),
     }
 }
 

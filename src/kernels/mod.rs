@@ -9,6 +9,12 @@
 //!   concrete allocator.
 //! - `name_into(.., out)` writes into the caller's `&mut [T]`.
 //!
+//! A result in a scope converts to the crate's own containers without a
+//! copy (the memory already belongs to the scope):
+//! `let y: ScopedArray<f64> = kernels::add_in(&a, &b, s).into();`, likewise
+//! [`ScopedVec`](crate::ScopedVec). [`zeros_in`] and [`from_fn_in`] make
+//! vectors in any allocator, for code written over `A: Allocator`.
+//!
 //! ```
 //! use allocator_api2::alloc::{Allocator, Global};
 //! use allocator_api2::vec::Vec;
@@ -40,6 +46,7 @@
 //! - concatenation: [`concat_in`] (one type), [`concat_cast_in`] (parts of
 //!   several types cast to one, [`CastParts`]), [`concat_promoted_in`] (two
 //!   types joined as NumPy would, [`Promote`]);
+//! - constructors: [`zeros_in`], [`from_fn_in`];
 //! - [`matmul_in`]: blocked, packed, row-major matrix product;
 //! - with the `ndarray` feature, `kernels::ndarray::{view, view_mut}`:
 //!   zero-copy `ndarray` views of scoped arrays.
@@ -72,6 +79,7 @@
 mod cast;
 mod concat;
 mod concat_cast;
+mod construct;
 mod cumsum;
 mod element;
 mod elementwise;
@@ -87,6 +95,7 @@ mod summation;
 pub use cast::{cast_in, cast_into};
 pub use concat::{concat_in, concat_into};
 pub use concat_cast::{CastParts, concat_cast_in, concat_cast_into, concat_promoted_in, concat_promoted_into};
+pub use construct::{from_fn_in, zeros_in};
 pub use cumsum::{cumsum_in, cumsum_into};
 pub use element::Element;
 pub use elementwise::{

@@ -57,11 +57,12 @@ fn allocation_failed<T>(kernel: &str, len: usize, failure: Failure) -> ! {
 }
 
 /// Why a kernel's output of `len` elements of `T` could not be had: the
-/// size overflows, or the allocator refused it.
+/// size overflows, or the allocator refused it (for the reason a scope
+/// recorded, such as its configured limit, when the allocator is one).
 fn failure_of<T>(len: usize) -> Failure {
     match std::alloc::Layout::array::<T>(len) {
         Err(_) => Failure::SizeOverflow,
-        Ok(_) => Failure::AllocatorRefused,
+        Ok(layout) => crate::error::take_refusal(layout.size()).unwrap_or(Failure::AllocatorRefused),
     }
 }
 

@@ -65,9 +65,23 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 /// A handle to an open scope: allocate from it, open child scopes from it.
 ///
 /// A `Scope` exists only inside the closure passed to [`scope`](crate::scope()),
-/// [`Scope::scope`] or [`Arena::scope`], and only by reference. Its lifetime
-/// `'s` is invariant and every allocation made from it carries `'s`, so the
-/// borrow checker rejects any attempt to keep one past the closure. A `Scope`
+/// [`Scope::scope`] or [`Arena::scope`]: by reference, and as the allocator a
+/// [`ScopedVec`](crate::ScopedVec) keeps. Its lifetime `'s` is invariant and
+/// every allocation made from it carries `'s`, so the borrow checker rejects
+/// any attempt to keep one past the closure.
+///
+/// A helper that allocates takes any borrow of the scope and returns
+/// containers carrying `'s`:
+///
+/// ```
+/// use arena::{Scope, ScopedVec};
+/// fn evens<'s>(s: &Scope<'s>, n: u32) -> ScopedVec<'s, u32> {
+///     let mut v = s.vec();
+///     v.extend((0..n).map(|i| 2 * i));
+///     v
+/// }
+/// arena::scope(|s| assert_eq!(evens(s, 3), [0, 2, 4]));
+/// ``` A `Scope`
 /// is neither `Send` nor `Sync`: it is tied to its thread's arena.
 ///
 /// `&Scope` implements [`allocator_api2::alloc::Allocator`], so collections
@@ -156,18 +170,16 @@ impl<'s> Scope<'s> {
         unsafe { run_scope(self.arena.0, f) }
     }
 
-    /// This handle with its brand narrowed to the borrow `'a`, so that code
-    /// holding a plain `&Scope<'_>` (a helper function's parameter) can build
-    /// containers that keep the handle.
-    pub(crate) fn narrowed<'a>(&'a self) -> &'a Scope<'a> {
-        // SAFETY: `Scope<'s>` and `Scope<'a>` differ only in a phantom lifetime,
-        // so the layout is identical. Narrowing `'s` to `'a` (`'s: 'a`, implied by
-        // `&'a Scope<'s>`) is sound because the brand only ever flows *out* into
-        // what the scope hands out: values tagged `'a` live shorter than the
-        // scope's memory (freed after the closure, which outlives every borrow of
-        // the handle). No method accepts `'s`-bounded input, so nothing can be
-        // smuggled in under the shorter brand. The result stays invariant.
-        unsafe { &*(self as *const Scope<'s>).cast::<Scope<'a>>() }
+    /// A second handle to this scope, for a container that keeps its
+    /// allocator by value ([`ScopedVec`](crate::ScopedVec)) so that it can
+    /// carry `'s` whatever the borrow it was made from.
+    ///
+    /// A copy is as good as the original: every field is fixed for the
+    /// scope's whole life, and the copy carries the same invariant `'s`, so
+    /// it cannot outlive the scope either.
+    #[inline(always)]
+    pub(crate) fn duplicate(&self) -> Scope<'s> {
+        Scope { arena: self.arena, floor: self.floor, depth: self.depth, _thread: PhantomData, _brand: PhantomData }
     }
 
     /// How many scopes enclose this one, itself included (1 for an outermost scope).
@@ -216,6 +228,15 @@ impl<'s> Scope<'s> {
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout) -> Result<Allocation, AllocError> {
         let _busy = BusyGuard::raise();
+        let made = self.alloc_cold_busy(layout);
+        if made.is_err() {
+            crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
+        }
+        made
+    }
+
+    /// [`alloc_cold`](Scope::alloc_cold) under the busy flag.
+    fn alloc_cold_busy(&self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
         let small = |ptr| Allocation { ptr, large: None, zeroed: false };
         if !arena.is_small(layout) {

@@ -6,6 +6,7 @@
 //! Every module is one capability; run one with its name as the filter, for
 //! example `cargo test --test all nesting::`.
 
+mod api;
 mod arrays;
 mod bad_input;
 mod collections;

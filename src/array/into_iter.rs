@@ -1,0 +1,114 @@
+//! `ScopedArrayIntoIter`: the elements of a [`ScopedArray`] by value.
+
+use std::fmt;
+use std::iter::FusedIterator;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use super::scoped_array::drop_elements_then_release;
+use crate::arena::LargeHandle;
+
+/// The elements of a [`ScopedArray`](crate::ScopedArray), moved out one by
+/// one (`for x in array`). The elements not taken are dropped with the
+/// iterator, and a large block goes back to the arena then, as when the
+/// array itself is dropped.
+///
+/// ```
+/// arena::scope(|s| {
+///     let names = s.from_iter(["a", "b", "c"].map(String::from));
+///     let joined: String = names.into_iter().rev().collect();
+///     assert_eq!(joined, "cba");
+/// });
+/// ```
+pub struct ScopedArrayIntoIter<'s, T> {
+    /// The array's elements; those in `front..back` are not yet taken.
+    ptr: NonNull<T>,
+    front: usize,
+    back: usize,
+    large: Option<LargeHandle>,
+    _owns: PhantomData<T>,
+    _scope: PhantomData<&'s ()>,
+}
+
+// SAFETY: as for `ScopedArray`: the iterator owns the elements it has not
+// yielded, and its drop touches the owner's arena only through `LargeHandle`,
+// which releases from a foreign thread by an atomic store.
+unsafe impl<T: Send> Send for ScopedArrayIntoIter<'_, T> {}
+// SAFETY: `&ScopedArrayIntoIter` only gives out `&[T]`.
+unsafe impl<T: Sync> Sync for ScopedArrayIntoIter<'_, T> {}
+
+impl<T> ScopedArrayIntoIter<'_, T> {
+    /// Takes ownership of the `len` elements at `ptr` and of `large`.
+    ///
+    /// # Safety
+    /// As [`ScopedArray::from_raw_parts`](crate::ScopedArray): `ptr` points to
+    /// `len` initialized `T`s that nothing else owns, in memory that stays
+    /// allocated for `'s` or until `large` (owned by nothing else) is released.
+    pub(super) unsafe fn from_raw_parts(ptr: NonNull<T>, len: usize, large: Option<LargeHandle>) -> Self {
+        ScopedArrayIntoIter { ptr, front: 0, back: len, large, _owns: PhantomData, _scope: PhantomData }
+    }
+
+    /// The elements not yet taken.
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: the elements in `front..back` are initialized and owned by
+        // the iterator (it reads each one out only as it leaves that range).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(self.front), self.back - self.front) }
+    }
+
+    /// The elements not yet taken, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as in `as_slice`, with exclusive access through `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.front), self.back - self.front) }
+    }
+}
+
+impl<T> Iterator for ScopedArrayIntoIter<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        if self.front == self.back {
+            return None;
+        }
+        self.front += 1;
+        // SAFETY: the element at the old `front` is initialized and owned by the
+        // iterator; moving `front` past it first means it is read out only once.
+        Some(unsafe { self.ptr.as_ptr().add(self.front - 1).read() })
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.back - self.front;
+        (left, Some(left))
+    }
+}
+
+impl<T> DoubleEndedIterator for ScopedArrayIntoIter<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        if self.front == self.back {
+            return None;
+        }
+        self.back -= 1;
+        // SAFETY: as in `next`, for the element at the new `back`.
+        Some(unsafe { self.ptr.as_ptr().add(self.back).read() })
+    }
+}
+
+impl<T> ExactSizeIterator for ScopedArrayIntoIter<'_, T> {}
+impl<T> FusedIterator for ScopedArrayIntoIter<'_, T> {}
+
+impl<T> Drop for ScopedArrayIntoIter<'_, T> {
+    fn drop(&mut self) {
+        let large = self.large;
+        // SAFETY: the iterator is being dropped inside its scope; the elements
+        // not taken and the block are used for nothing after this.
+        unsafe { drop_elements_then_release(self.as_mut_slice(), large) };
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for ScopedArrayIntoIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ScopedArrayIntoIter").field(&self.as_slice()).finish()
+    }
+}
