@@ -68,7 +68,8 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 /// [`Scope::scope`] or [`Arena::scope`]: by reference, and as the allocator a
 /// [`ScopedVec`](crate::ScopedVec) keeps. Its lifetime `'s` is invariant and
 /// every allocation made from it carries `'s`, so the borrow checker rejects
-/// any attempt to keep one past the closure.
+/// any attempt to keep one past the closure. A `Scope` is neither `Send` nor
+/// `Sync`: it is tied to its thread's arena.
 ///
 /// A helper that allocates takes any borrow of the scope and returns
 /// containers carrying `'s`:
@@ -81,8 +82,7 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 ///     v
 /// }
 /// arena::scope(|s| assert_eq!(evens(s, 3), [0, 2, 4]));
-/// ``` A `Scope`
-/// is neither `Send` nor `Sync`: it is tied to its thread's arena.
+/// ```
 ///
 /// `&Scope` implements [`allocator_api2::alloc::Allocator`], so collections
 /// such as `allocator_api2::vec::Vec` and `hashbrown::HashMap` can live in a
