@@ -66,3 +66,26 @@ fn kernel_outputs_view_as_matrices_and_agree_with_ndarray() {
     let c = kernels::matmul_in(&a, &b, m, k, n, Global);
     assert_eq!(view(&c, (m, n)).unwrap(), expected);
 }
+
+#[test]
+fn zeros_is_a_two_dimensional_temporary_in_the_scope() {
+    use arena::kernels::ndarray::{zeros, zeros_like};
+    arena::scope(|s| {
+        let before = arena::stats().bytes_in_use;
+        let mut grid = zeros::<f64, _>(s, (64, 32));
+        assert_eq!(grid.shape(), [64, 32]);
+        assert!(grid.iter().all(|&x| x == 0.0));
+        assert!(arena::stats().bytes_in_use >= before + 64 * 32 * 8, "the grid lives in the scope");
+        grid.column_mut(1).fill(2.0);
+        assert_eq!(grid.sum(), 128.0);
+        let column_major = Array2::<f32>::zeros((3, 5).f());
+        let like = zeros_like::<f32, _, _>(s, &column_major);
+        assert_eq!(like.shape(), [3, 5]);
+        assert!(like.t().is_standard_layout(), "the copy keeps the column-major order");
+        let row_major = zeros_like::<u8, _, _>(s, &Array2::<f64>::zeros((3, 5)));
+        assert!(row_major.is_standard_layout());
+        let nd = zeros::<i32, _>(s, IxDyn(&[2, 3, 4]));
+        assert_eq!(nd.len(), 24);
+    });
+    assert_eq!(arena::stats().bytes_in_use, 0);
+}
