@@ -75,6 +75,7 @@ mod bump;
 mod config;
 mod debug_mode;
 mod error;
+pub mod guide;
 pub mod kernels;
 mod large;
 // `pub` items here are re-exported for the loom models (`loom_support`).

@@ -341,6 +341,7 @@ impl<'s, T> ScopedVec<'s, T> {
         super::extend_vec(&mut self.inner, iter, |inner, additional| {
             inner.try_reserve(additional).map_err(|_| AllocError)
         })
+        .map_err(|_| AllocError)
     }
 
     /// The elements as a slice.
@@ -392,13 +393,11 @@ impl<T> Extend<T> for ScopedVec<'_, T> {
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let mut wanted = 0;
         let grown = super::extend_vec(&mut self.inner, iter, |inner, additional| {
-            wanted = inner.len().saturating_add(additional);
             inner.try_reserve(additional).map_err(|_| AllocError)
         });
         // Panicking here, not in the closure, points the message at the caller's line.
-        if grown.is_err() {
+        if let Err(wanted) = grown {
             self.inner.allocator().array_failed::<T>(wanted);
         }
     }
