@@ -203,6 +203,7 @@ fn an_array_by_value_yields_each_element_once_and_drops_the_rest() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "maps a large block")]
 fn a_large_array_by_value_returns_its_block_when_the_iterator_drops() {
     arena::scope(|s| {
         let big = s.zeroed::<u64>(1 << 18); // 2 MiB: a large block
@@ -239,6 +240,7 @@ fn clone_in_map_in_and_collect_in_make_arrays_in_the_given_scope() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "maps a large block")]
 fn kernel_results_become_scoped_containers_without_a_copy() {
     arena::scope(|s| {
         let x = s.from_fn(1000, |i| i as f64);
