@@ -3,7 +3,7 @@
 //! that covers exactly the elements written, also when an element's
 //! constructor panics halfway.
 
-use allocator_api2::alloc::{AllocError, Allocator};
+use allocator_api2::alloc::Allocator;
 use std::mem::MaybeUninit;
 
 use allocator_api2::vec::Vec;
@@ -94,32 +94,4 @@ pub(crate) fn push_within_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: 
         unsafe { vec.set_len(len + done) };
         done
     }
-}
-
-/// `vec` extended by `items`, each written once: `reserve(vec, n)` makes room
-/// for `n` more (or errs), first for the iterator's lower size bound, then
-/// again only for items beyond it. Stops at the first `None`, like `Vec::extend`.
-///
-/// # Errors
-/// The length the vector was to grow to when `reserve` failed; the items
-/// written before stay. (A count rather than a captured variable keeps the
-/// caller's loop free of stores for the failure message.)
-#[inline]
-pub(crate) fn extend_vec<T, A: Allocator>(
-    vec: &mut Vec<T, A>,
-    items: impl IntoIterator<Item = T>,
-    mut reserve: impl FnMut(&mut Vec<T, A>, usize) -> Result<(), AllocError>,
-) -> Result<(), usize> {
-    let mut items = items.into_iter();
-    let wanted = items.size_hint().0;
-    reserve(vec, wanted).map_err(|_| vec.len().saturating_add(wanted))?;
-    while !fill_spare_capacity(vec, &mut items) {
-        // The vector is full: one more item decides whether it must grow.
-        let Some(item) = items.next() else { return Ok(()) };
-        let wanted = items.size_hint().0.saturating_add(1);
-        reserve(vec, wanted).map_err(|_| vec.len().saturating_add(wanted))?;
-        debug_assert!(vec.len() < vec.capacity(), "`reserve` did not make room");
-        vec.push(item);
-    }
-    Ok(())
 }

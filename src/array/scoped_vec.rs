@@ -33,19 +33,17 @@ use crate::arena::LargeHandle;
 /// involved, and the `try_` methods return [`AllocError`].
 pub struct ScopedVec<'s, T> {
     /// Never asked to grow past its capacity except through `try_reserve`,
-    /// so the inner `Vec` never reaches its abort-on-failure path. It keeps
-    /// its own copy of the scope handle, not a reference: a vector made
-    /// through any borrow of a `Scope<'s>` then carries `'s`, like an array.
-    pub(super) inner: Vec<T, Scope<'s>>,
+    /// so the inner `Vec` never reaches its abort-on-failure path.
+    pub(super) inner: Vec<T, &'s Scope<'s>>,
 }
 
 impl<'s, T> ScopedVec<'s, T> {
     pub(crate) fn new_in(scope: &Scope<'s>) -> Self {
-        ScopedVec { inner: Vec::new_in(scope.duplicate()) }
+        ScopedVec { inner: Vec::new_in(scope.for_its_lifetime()) }
     }
 
     /// The scope this vector allocates from.
-    pub fn scope(&self) -> &Scope<'s> {
+    pub fn scope(&self) -> &'s Scope<'s> {
         self.inner.allocator()
     }
 
@@ -53,7 +51,7 @@ impl<'s, T> ScopedVec<'s, T> {
     ///
     /// # Errors
     /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
-    #[inline]
+    #[inline(always)]
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
         self.inner.try_reserve(additional).map_err(|_| AllocError)
     }
@@ -63,7 +61,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Panics
     /// If the size overflows or the arena cannot provide the memory; the
     /// message names the sizes and the reason.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         if self.try_reserve(additional).is_err() {
@@ -251,7 +249,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Panics
     /// If the range starts after it ends or ends past `len`.
     #[track_caller]
-    pub fn drain(&mut self, range: impl RangeBounds<usize>) -> Drain<'_, T, Scope<'s>> {
+    pub fn drain(&mut self, range: impl RangeBounds<usize>) -> Drain<'_, T, &'s Scope<'s>> {
         let range = checked_range(range, self.len());
         self.inner.drain(range)
     }
@@ -338,10 +336,40 @@ impl<'s, T> ScopedVec<'s, T> {
     /// [`Extend::extend`] that reports a failed growth instead of panicking;
     /// the items appended before it stay.
     pub(crate) fn try_extend(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
-        super::extend_vec(&mut self.inner, iter, |inner, additional| {
-            inner.try_reserve(additional).map_err(|_| AllocError)
-        })
-        .map_err(|_| AllocError)
+        self.extend_items::<false>(iter)
+    }
+
+    /// Appends the items of `iter`, each written once: room for the
+    /// iterator's lower size bound first, then growth only for items beyond
+    /// it; stops at the first `None`, like `Vec::extend`. A failed growth
+    /// panics at the caller's line (`PANICS`) or returns [`AllocError`]; the
+    /// items written before it stay. A const parameter rather than a closure:
+    /// `#[track_caller]` does not reach through a closure, and with `PANICS`
+    /// the error path is gone from the loop.
+    #[inline]
+    #[track_caller]
+    fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
+        let mut items = iter.into_iter();
+        self.grow_for::<PANICS>(items.size_hint().0)?;
+        while !super::fill_spare_capacity(&mut self.inner, &mut items) {
+            // The vector is full: one more item decides whether it must grow.
+            let Some(item) = items.next() else { return Ok(()) };
+            self.grow_for::<PANICS>(items.size_hint().0.saturating_add(1))?;
+            debug_assert!(self.len() < self.capacity(), "growing did not make room");
+            self.inner.push(item);
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn grow_for<const PANICS: bool>(&mut self, additional: usize) -> Result<(), AllocError> {
+        if PANICS {
+            self.reserve(additional);
+            Ok(())
+        } else {
+            self.try_reserve(additional)
+        }
     }
 
     /// The elements as a slice.
@@ -381,7 +409,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.
     /// Its own growing methods abort the process if the arena cannot provide
     /// memory; reserve through the wrapper first where that matters.
-    pub fn into_inner(self) -> Vec<T, Scope<'s>> {
+    pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
         self.inner
     }
 }
@@ -393,13 +421,8 @@ impl<T> Extend<T> for ScopedVec<'_, T> {
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let grown = super::extend_vec(&mut self.inner, iter, |inner, additional| {
-            inner.try_reserve(additional).map_err(|_| AllocError)
-        });
-        // Panicking here, not in the closure, points the message at the caller's line.
-        if let Err(wanted) = grown {
-            self.inner.allocator().array_failed::<T>(wanted);
-        }
+        let extended = self.extend_items::<true>(iter);
+        debug_assert!(extended.is_ok(), "growth failures panic");
     }
 }
 
@@ -416,7 +439,7 @@ impl<'a, T: Copy + 'a> Extend<&'a T> for ScopedVec<'_, T> {
 
 impl<'s, T> IntoIterator for ScopedVec<'s, T> {
     type Item = T;
-    type IntoIter = IntoIter<T, Scope<'s>>;
+    type IntoIter = IntoIter<T, &'s Scope<'s>>;
     /// The elements by value; the ones not taken are dropped with the iterator.
     fn into_iter(self) -> Self::IntoIter {
         self.inner.into_iter()
@@ -439,13 +462,6 @@ impl<'a, T> IntoIterator for &'a mut ScopedVec<'_, T> {
     }
 }
 
-impl<'s, T> From<Vec<T, Scope<'s>>> for ScopedVec<'s, T> {
-    /// Wraps a vector that already allocates from a scope (no copy).
-    fn from(inner: Vec<T, Scope<'s>>) -> Self {
-        ScopedVec { inner }
-    }
-}
-
 impl<'s, T> From<Vec<T, &Scope<'s>>> for ScopedVec<'s, T> {
     /// Wraps a vector that allocates from `&Scope`, such as a kernel's
     /// result (no copy: the memory already belongs to the scope).
@@ -461,8 +477,8 @@ impl<'s, T> From<Vec<T, &Scope<'s>>> for ScopedVec<'s, T> {
         let (ptr, len, capacity, scope) = vec.into_raw_parts_with_alloc();
         // SAFETY: the parts come from a vector of `len` elements in a block of
         // `capacity` allocated by `scope`, which the new vector allocates from
-        // too (a copy of the same handle), so it may grow and free that block.
-        ScopedVec { inner: unsafe { Vec::from_raw_parts_in(ptr, len, capacity, scope.duplicate()) } }
+        // too (the same handle, borrowed longer), so it may grow and free that block.
+        ScopedVec { inner: unsafe { Vec::from_raw_parts_in(ptr, len, capacity, scope.for_its_lifetime()) } }
     }
 }
 

@@ -65,10 +65,9 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 /// A handle to an open scope: allocate from it, open child scopes from it.
 ///
 /// A `Scope` exists only inside the closure passed to [`scope`](crate::scope()),
-/// [`Scope::scope`] or [`Arena::scope`]: by reference, and as the allocator a
-/// [`ScopedVec`](crate::ScopedVec) keeps. Its lifetime `'s` is invariant and
-/// every allocation made from it carries `'s`, so the borrow checker rejects
-/// any attempt to keep one past the closure. A `Scope` is neither `Send` nor
+/// [`Scope::scope`] or [`Arena::scope`], and only by reference. Its lifetime
+/// `'s` is invariant and every allocation made from it carries `'s`, so the
+/// borrow checker rejects any attempt to keep one past the closure. A `Scope` is neither `Send` nor
 /// `Sync`: it is tied to its thread's arena.
 ///
 /// A helper that allocates takes any borrow of the scope and returns
@@ -170,16 +169,19 @@ impl<'s> Scope<'s> {
         unsafe { run_scope(self.arena.0, f) }
     }
 
-    /// A second handle to this scope, for a container that keeps its
-    /// allocator by value ([`ScopedVec`](crate::ScopedVec)) so that it can
-    /// carry `'s` whatever the borrow it was made from.
-    ///
-    /// A copy is as good as the original: every field is fixed for the
-    /// scope's whole life, and the copy carries the same invariant `'s`, so
-    /// it cannot outlive the scope either.
+    /// This handle, borrowed for the scope's whole life: what a container
+    /// that keeps the handle ([`ScopedVec`](crate::ScopedVec)) holds, so that
+    /// it carries `'s` whatever the borrow it was made from.
     #[inline(always)]
-    pub(crate) fn duplicate(&self) -> Scope<'s> {
-        Scope { arena: self.arena, floor: self.floor, depth: self.depth, _thread: PhantomData, _brand: PhantomData }
+    pub(crate) fn for_its_lifetime(&self) -> &'s Scope<'s> {
+        // SAFETY: every `Scope` is the local that `run_scope` creates and lends
+        // to its closure as `&'s Scope<'s>` (no other code makes one, and the
+        // type is neither `Clone` nor constructible outside this module), so
+        // the value behind `self` lives in `run_scope`'s frame until after the
+        // closure has returned or unwound. `'s` is universally quantified in
+        // that closure's type, so no value carrying `'s` exists past that
+        // point: a `&'s` reference to the local never dangles.
+        unsafe { &*std::ptr::from_ref(self) }
     }
 
     /// How many scopes enclose this one, itself included (1 for an outermost scope).
