@@ -47,6 +47,17 @@ pub struct Config {
     /// Resident bytes of released large blocks kept for reuse. Blocks released
     /// beyond it go back to the OS as [`return_mode`](Config::return_mode)
     /// says. Default 256 MiB.
+    ///
+    /// The cost model of a large request: a resident cached block of its size
+    /// class, or of a class up to twice as large, serves it with no syscall
+    /// and no page fault (so a released temporary serves the next one of a
+    /// somewhat different size); otherwise an advised-away block of its class
+    /// serves it with no `mmap` but a fault per page; otherwise it is a new
+    /// mapping, and the resident cached blocks smaller than it go back to
+    /// the OS first. Sequential temporaries released one after another (the
+    /// early free) therefore peak at about the largest of them, whatever
+    /// this budget; it bounds what stays resident for temporaries that are
+    /// alive together, or that shrink by more than half.
     pub large_retain_bytes: usize,
     /// How large blocks beyond the retention budget go back to the OS.
     /// Default [`ReturnMode::DontNeed`]: RSS drops at once.

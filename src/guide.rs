@@ -174,8 +174,11 @@
 //! An array of [`Config::large_threshold_bytes`](crate::Config) (1 MiB) or
 //! more has a large block of its own. Dropping the array (or
 //! [`Scope::release`](crate::Scope::release)) returns the block at once,
-//! before the scope exits: the next large request of a similar size reuses
-//! it without a system call or a page fault. Up to
+//! before the scope exits: the next large request of its size, or of down to
+//! half its size, reuses it without a system call or a page fault, and a
+//! request too large for any released block first gives the smaller ones
+//! back to the OS. So temporaries released one after another peak at about
+//! the largest of them. Up to
 //! [`Config::large_retain_bytes`](crate::Config) of released blocks stay
 //! resident for reuse; beyond that they go back to the OS. Smaller arrays
 //! live in slabs and are released with their scope.

@@ -176,17 +176,44 @@ impl LargeBlockCache {
         LargeBlockCache { classes: Vec::new(), warm_bytes: 0, cold_bytes: 0, tick: 0 }
     }
 
-    /// A cached block of exactly `class_bytes`, resident ones first (the most
-    /// recently released).
+    /// A cached block for a request of the size class `class_bytes`, the
+    /// cheapest to use first: a resident block of that class (the most
+    /// recently released); else a resident block of a larger class, at most
+    /// twice as large (the smallest such), so that a released temporary
+    /// serves the next one of a somewhat different size without new pages;
+    /// else an advised-away block of that class (no `mmap`, but its pages
+    /// fault again).
     pub(crate) fn take(&mut self, class_bytes: usize) -> Option<LargeBlock> {
-        let class = self.classes.iter_mut().find(|c| c.class_bytes == class_bytes)?;
-        if let Some((_, block)) = class.warm.pop() {
+        let largest_useful = class_bytes.saturating_mul(2);
+        let warm = self
+            .classes
+            .iter_mut()
+            .filter(|c| (class_bytes..=largest_useful).contains(&c.class_bytes) && !c.warm.is_empty())
+            .min_by_key(|c| c.class_bytes);
+        if let Some(class) = warm {
+            let (_, block) = class.warm.pop()?;
             self.warm_bytes -= block.len();
             return Some(block);
         }
+        let class = self.classes.iter_mut().find(|c| c.class_bytes == class_bytes)?;
         let block = class.cold.pop()?;
         self.cold_bytes -= block.len();
         Some(block)
+    }
+
+    /// Before new pages are mapped for a request of the size class
+    /// `class_bytes`: gives back the resident blocks of smaller classes,
+    /// which could not have served it. Temporaries that grow from one use to
+    /// the next then peak at about the largest of them, not at their sum.
+    pub(crate) fn give_back_smaller(&mut self, class_bytes: usize, mode: ReturnMode, os: &mut Counters) {
+        for index in 0..self.classes.len() {
+            if self.classes[index].class_bytes < class_bytes {
+                for (_, block) in std::mem::take(&mut self.classes[index].warm) {
+                    self.warm_bytes -= block.len();
+                    self.give_back(index, block, mode, os);
+                }
+            }
+        }
     }
 
     fn class_index(&mut self, class_bytes: usize) -> usize {
@@ -340,6 +367,44 @@ mod tests {
         // A block larger than the whole budget is not kept at all.
         cache.put(map(8 << 20), 4 << 20, ReturnMode::Unmap, &mut os);
         assert_eq!((cache.warm_bytes, os.munmaps), (3 << 20, 2));
+    }
+
+    #[test]
+    fn a_resident_block_up_to_twice_as_large_serves_a_smaller_class() {
+        let mut cache = LargeBlockCache::new();
+        let mut os = Counters::default();
+        let map = |len| LargeBlock::map(len, MapOptions::default()).unwrap().0;
+        let budget = 64 << 20;
+        cache.put(map(6 << 20), budget, ReturnMode::DontNeed, &mut os);
+        cache.put(map(16 << 20), budget, ReturnMode::DontNeed, &mut os);
+        // 4 MiB: the 6 MiB block (the smallest within 2x), not the 16 MiB one.
+        let block = cache.take(4 << 20).expect("a resident block within twice the class");
+        assert_eq!(block.len(), 6 << 20);
+        assert_eq!(cache.warm_bytes, 16 << 20);
+        // 6 MiB: nothing resident within 12 MiB any more.
+        assert!(cache.take(6 << 20).is_none());
+        // Put back, the block goes to its own class, whatever it served.
+        cache.put(block, budget, ReturnMode::DontNeed, &mut os);
+        cache.check_invariants().unwrap();
+        assert_eq!(cache.take(6 << 20).map(|b| b.len()), Some(6 << 20));
+    }
+
+    #[test]
+    fn a_new_mapping_gives_back_the_smaller_resident_blocks_first() {
+        let mut cache = LargeBlockCache::new();
+        let mut os = Counters::default();
+        let map = |len| LargeBlock::map(len, MapOptions::default()).unwrap().0;
+        let budget = 64 << 20;
+        cache.put(map(2 << 20), budget, ReturnMode::DontNeed, &mut os);
+        cache.put(map(4 << 20), budget, ReturnMode::DontNeed, &mut os);
+        cache.put(map(12 << 20), budget, ReturnMode::DontNeed, &mut os);
+        cache.give_back_smaller(8 << 20, ReturnMode::DontNeed, &mut os);
+        assert_eq!(cache.warm_bytes, 12 << 20, "only the blocks smaller than the request go");
+        assert_eq!(cache.cold_bytes, 6 << 20);
+        assert_eq!(os.bytes_returned, 6 << 20);
+        cache.check_invariants().unwrap();
+        // The advised-away blocks still save an `mmap` for their own class.
+        assert!(cache.take(2 << 20).is_some_and(|b| b.zeroed));
     }
 
     #[test]

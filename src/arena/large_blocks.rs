@@ -183,6 +183,7 @@ impl LargeBlocks {
             }
             None => {
                 self.counters.large_misses += 1;
+                self.cache.give_back_smaller(class, config.return_mode, &mut self.counters);
                 pool.and_then(|pool| pool.take_block(class))
             }
         };
