@@ -132,6 +132,20 @@ impl Default for MapOptions {
 }
 
 /// What happens to a released large block that does not fit in the retention budget.
+///
+/// ```
+/// // Unmap released blocks beyond a 64 MiB budget instead of advising them away.
+/// arena::configure(arena::Config {
+///     large_retain_bytes: 64 << 20,
+///     return_mode: arena::ReturnMode::Unmap,
+///     ..arena::Config::DEFAULT
+/// });
+/// arena::scope(|s| drop(s.zeroed::<u8>(128 << 20))); // larger than the budget
+/// let stats = arena::stats();
+/// assert_eq!((stats.large_cached_bytes, stats.large_cold_bytes), (0, 0));
+/// assert!(stats.munmaps >= 1);
+/// arena::configure(arena::Config::DEFAULT);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnMode {
     /// `munmap`: the mapping and its pages go back to the OS.
@@ -145,6 +159,14 @@ pub enum ReturnMode {
 }
 
 /// OS requests made for every new large mapping.
+///
+/// ```
+/// // Pre-fault new large blocks, so the first pass over them takes no page fault.
+/// let options = arena::MapOptions { populate: true, ..arena::MapOptions::DEFAULT };
+/// let mut arena = arena::Arena::with_config(arena::Config { map_options: options, ..arena::Config::DEFAULT });
+/// arena.scope(|s| assert!(s.zeroed::<u8>(4 << 20).iter().all(|&b| b == 0)));
+/// assert_eq!(arena.config().map_options, options);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapOptions {
     /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB

@@ -29,6 +29,16 @@ pub enum DebugMode {
 impl DebugMode {
     /// The mode `ARENA_DEBUG` asks for, read once per process. An unknown
     /// value is reported on stderr once and treated as `Off`.
+    ///
+    /// ```
+    /// use arena::DebugMode;
+    /// let expected = match std::env::var("ARENA_DEBUG").as_deref() {
+    ///     Ok("bypass") => DebugMode::Bypass,
+    ///     Ok("poison") => DebugMode::Poison,
+    ///     _ => DebugMode::Off,
+    /// };
+    /// assert_eq!(DebugMode::from_env(), expected);
+    /// ```
     pub fn from_env() -> DebugMode {
         static MODE: OnceLock<DebugMode> = OnceLock::new();
         *MODE.get_or_init(|| match std::env::var("ARENA_DEBUG").as_deref() {

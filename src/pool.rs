@@ -276,6 +276,12 @@ pub(crate) fn global_stats_published() -> crate::GlobalStats {
 ///
 /// Does nothing when called from a global allocator in the middle of an arena
 /// operation of this thread.
+///
+/// ```
+/// arena::configure_pool(64 << 20); // keep at most 64 MiB of exited threads' memory
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(1 << 20)))).join().unwrap();
+/// assert!(arena::global_stats().pool_bytes <= 64 << 20);
+/// ```
 pub fn configure_pool(budget_bytes: usize) {
     if crate::sync::thread_is_busy() {
         return;
@@ -289,6 +295,12 @@ pub fn configure_pool(budget_bytes: usize) {
 
 /// Returns everything the process-wide pool holds to the OS now, keeping its
 /// budget. Does nothing where [`configure_pool`] does nothing.
+///
+/// ```
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(1 << 20)))).join().unwrap();
+/// arena::trim_pool();
+/// assert_eq!(arena::global_stats().pool_bytes, 0);
+/// ```
 pub fn trim_pool() {
     if crate::sync::thread_is_busy() {
         return;

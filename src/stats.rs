@@ -72,6 +72,15 @@ impl Sub for Counters {
 
 /// A snapshot of an arena's counters, from [`stats`](crate::stats) or
 /// [`Arena::stats`](crate::Arena::stats).
+///
+/// ```
+/// let before = arena::stats();
+/// arena::scope(|s| drop(s.zeroed::<f64>(1000)));
+/// let after = arena::stats();
+/// assert_eq!(after.scopes_opened - before.scopes_opened, 1);
+/// assert_eq!(after.bytes_in_use, 0);
+/// assert!(after.high_water >= 8000);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Bytes handed out and not yet released, alignment padding included.
@@ -132,6 +141,15 @@ impl Stats {
     }
 
     /// Fraction of large requests served from the cache (0 when there were none).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     for _ in 0..4 {
+    ///         drop(s.zeroed::<u8>(2 << 20)); // the first maps, the rest reuse
+    ///     }
+    /// });
+    /// assert!(arena::stats().large_hit_rate() >= 0.75);
+    /// ```
     pub fn large_hit_rate(&self) -> f64 {
         let total = self.large_cache_hits + self.large_cache_misses;
         if total == 0 { 0.0 } else { self.large_cache_hits as f64 / total as f64 }
@@ -148,6 +166,13 @@ impl Stats {
 /// (scopes that only reused memory), never its memory traffic; a scope exit
 /// writes nothing other threads read. [`global_stats`](crate::global_stats)
 /// adds the calling thread's counts first.
+///
+/// ```
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(10_000)))).join().unwrap();
+/// let global = arena::global_stats();
+/// assert!(global.arenas_dropped >= 1); // the thread's arena went to the pool
+/// assert!(global.system_allocations >= 1);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GlobalStats {
     /// Bytes of spare slabs and large blocks the pool holds.

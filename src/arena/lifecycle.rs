@@ -38,6 +38,12 @@ impl Arena {
     /// Replaces the configuration. Slab sizes apply to slabs allocated from
     /// now on; the retention budget applies when the outermost scope next
     /// exits (or at [`trim`](Arena::trim)); the limit applies to the next request.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// arena.configure(arena::Config { limit_bytes: 1000, ..arena::Config::DEFAULT });
+    /// arena.scope(|s| assert!(s.try_zeroed::<u8>(2000).is_err()));
+    /// ```
     pub fn configure(&mut self, config: Config) {
         self.config = config.normalized();
         self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
@@ -77,6 +83,14 @@ impl Arena {
     /// Returns spare memory to the system now: every slab that holds no live
     /// allocation, every spare side chunk and every cached large block. Live
     /// allocations are untouched.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// arena.scope(|s| drop(s.zeroed::<u8>(100_000)));
+    /// assert!(arena.stats().reserved_bytes > 0); // slabs kept for reuse
+    /// arena.trim();
+    /// assert_eq!(arena.stats().reserved_bytes, 0);
+    /// ```
     pub fn trim(&mut self) {
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
         self.large.cache.clear(&mut self.large.counters);
@@ -87,6 +101,16 @@ impl Arena {
     }
 
     /// A snapshot of the counters.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// arena.scope(|s| {
+    ///     let _a = s.zeroed::<u64>(1000);
+    ///     assert_eq!(s.depth(), 1);
+    /// });
+    /// let stats = arena.stats();
+    /// assert_eq!((stats.bytes_in_use, stats.high_water, stats.scopes_opened), (0, 8000, 1));
+    /// ```
     pub fn stats(&self) -> Stats {
         let bytes_in_use = self.bytes_in_use();
         Stats {
@@ -105,6 +129,12 @@ impl Arena {
     /// Checks the invariants of the arena and its parts, and describes the
     /// first one that does not hold. For tests and fuzzing:
     /// [`check_invariants`](crate::check_invariants) reaches the thread's arena.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// arena.scope(|s| drop(s.from_fn(10_000, |i| i)));
+    /// assert_eq!(arena.check_invariants(), Ok(()));
+    /// ```
     ///
     /// # Errors
     /// A description of the broken invariant, with the numbers involved.

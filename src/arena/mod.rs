@@ -137,11 +137,23 @@ impl std::fmt::Debug for Arena {
 impl Arena {
     /// An empty arena with [`Config::DEFAULT`]. It holds no memory until the
     /// first allocation.
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::new();
+    /// assert_eq!(arena.stats().reserved_bytes, 0); // nothing until the first allocation
+    /// arena.scope(|s| drop(s.zeroed::<u8>(100)));
+    /// assert!(arena.stats().reserved_bytes > 0);
+    /// ```
     pub const fn new() -> Arena {
         Arena::with_config(Config::DEFAULT)
     }
 
     /// An empty arena with the given configuration (clamped as described on [`Config`]).
+    ///
+    /// ```
+    /// let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 1 << 20, ..arena::Config::DEFAULT });
+    /// arena.scope(|s| assert!(s.try_zeroed::<u8>(2 << 20).is_err()));
+    /// ```
     pub const fn with_config(config: Config) -> Arena {
         let config = config.normalized();
         Arena {
@@ -163,6 +175,11 @@ impl Arena {
     }
 
     /// The configuration in force.
+    ///
+    /// ```
+    /// let arena = arena::Arena::with_config(arena::Config { large_threshold_bytes: 1, ..arena::Config::DEFAULT });
+    /// assert_eq!(arena.config().large_threshold_bytes, 4096); // raised to a page
+    /// ```
     pub fn config(&self) -> Config {
         self.config
     }
@@ -179,6 +196,14 @@ impl Arena {
     /// is dropped. A zero-sized request returns a dangling, aligned pointer.
     /// Requests of [`Config::large_threshold_bytes`] or more get their own
     /// mapping (a large block).
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// let mut arena = arena::Arena::new();
+    /// let p = arena.alloc(Layout::from_size_align(64, 32).unwrap()).unwrap();
+    /// assert_eq!(p.as_ptr().addr() % 32, 0);
+    /// assert!(arena.alloc(Layout::from_size_align(64, 8192).unwrap()).is_err()); // above a page
+    /// ```
     ///
     /// # Errors
     /// [`AllocError`] if the alignment is larger than 4096, the request would
@@ -313,6 +338,17 @@ impl Arena {
     }
 
     /// The current position, to hand to [`restore`](Arena::restore) later.
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// let mut arena = arena::Arena::new();
+    /// let mark = arena.checkpoint();
+    /// arena.alloc(Layout::new::<[u64; 100]>()).unwrap();
+    /// assert_eq!(arena.stats().bytes_in_use, 800);
+    /// // SAFETY: the checkpoint is this arena's, and the block is not used again.
+    /// unsafe { arena.restore(mark) };
+    /// assert_eq!(arena.stats().bytes_in_use, 0);
+    /// ```
     #[inline(always)]
     pub fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
@@ -325,6 +361,22 @@ impl Arena {
 
     /// Releases everything allocated since `checkpoint` was taken. The slabs
     /// stay with the arena for reuse.
+    ///
+    /// ```
+    /// use std::alloc::Layout;
+    /// let mut arena = arena::Arena::new();
+    /// let outer = arena.checkpoint();
+    /// arena.alloc(Layout::new::<u64>()).unwrap();
+    /// let inner = arena.checkpoint();
+    /// arena.alloc(Layout::new::<[u8; 4096]>()).unwrap();
+    /// // SAFETY: LIFO order, and nothing allocated since either checkpoint is used again.
+    /// unsafe {
+    ///     arena.restore(inner);
+    ///     assert_eq!(arena.stats().bytes_in_use, 8);
+    ///     arena.restore(outer);
+    /// }
+    /// assert_eq!(arena.stats().bytes_in_use, 0);
+    /// ```
     ///
     /// # Safety
     /// - `checkpoint` was taken from this arena, and no checkpoint taken

@@ -101,6 +101,13 @@ impl<'s> Scope<'s> {
 
     /// An array of `len` zeros (all-zero bytes).
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     assert_eq!(s.try_zeroed::<u32>(4).unwrap()[..], [0; 4]);
+    ///     assert!(s.try_zeroed::<u64>(usize::MAX / 4).is_err()); // the size overflows
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// [`AllocError`] if `len * size_of::<T>()` overflows, `T` is aligned to
     /// more than 4096 bytes, the configured limit would be exceeded, or the
@@ -137,6 +144,13 @@ impl<'s> Scope<'s> {
 
     /// An array of `len` clones of `value`.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     assert_eq!(s.try_filled(3, 'x').unwrap()[..], ['x'; 3]);
+    ///     assert!(s.try_filled(usize::MAX, 0_u16).is_err());
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
     pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocError> {
@@ -144,6 +158,13 @@ impl<'s> Scope<'s> {
     }
 
     /// An array of `len` clones of `value`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let row = s.filled(4, -1.0_f32);
+    ///     assert_eq!(row[..], [-1.0; 4]);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// Where [`try_filled`](Scope::try_filled) errs.
@@ -154,6 +175,13 @@ impl<'s> Scope<'s> {
 
     /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
     /// so far are dropped.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     assert_eq!(s.try_from_fn(3, |i| i * 10).unwrap()[..], [0, 10, 20]);
+    ///     assert!(s.try_from_fn(usize::MAX, |i| i as u64).is_err());
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
@@ -179,6 +207,13 @@ impl<'s> Scope<'s> {
 
     /// An array of clones of `items`.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let copy = s.try_from_slice(&[1, 2, 3]).unwrap();
+    ///     assert_eq!(copy, [1, 2, 3]);
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
     pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
@@ -201,6 +236,14 @@ impl<'s> Scope<'s> {
 
     /// An array of clones of `items`.
     ///
+    /// ```
+    /// let on_heap = vec![String::from("a"), String::from("b")];
+    /// arena::scope(|s| {
+    ///     let copy = s.from_slice(&on_heap); // clones, in the scope
+    ///     assert_eq!(copy[..], on_heap[..]);
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// Where [`try_from_slice`](Scope::try_from_slice) errs.
     #[track_caller]
@@ -209,6 +252,13 @@ impl<'s> Scope<'s> {
     }
 
     /// An array of the items of `iter`, however many it yields.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let words = s.try_from_iter("a bb ccc".split(' ').map(str::len)).unwrap();
+    ///     assert_eq!(words, [1, 2, 3]);
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
@@ -300,11 +350,31 @@ impl<'s> Scope<'s> {
     }
 
     /// An empty [`ScopedVec`]; it allocates when the first element arrives.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut primes = s.vec();
+    ///     for n in 2..20_u32 {
+    ///         if (2..n).all(|d| n % d != 0) {
+    ///             primes.push(n);
+    ///         }
+    ///     }
+    ///     assert_eq!(primes, [2, 3, 5, 7, 11, 13, 17, 19]);
+    /// });
+    /// ```
     pub fn vec<T>(&self) -> ScopedVec<'s, T> {
         ScopedVec::new_in(self)
     }
 
     /// An empty [`ScopedVec`] with room for `capacity` elements.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let v = s.try_vec_with_capacity::<f64>(100).unwrap();
+    ///     assert!(v.capacity() >= 100 && v.is_empty());
+    ///     assert!(s.try_vec_with_capacity::<f64>(usize::MAX).is_err());
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
@@ -316,6 +386,15 @@ impl<'s> Scope<'s> {
 
     /// An empty [`ScopedVec`] with room for `capacity` elements.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec_with_capacity(3);
+    ///     let at = v.capacity();
+    ///     v.extend([1, 2, 3]);
+    ///     assert_eq!(v.capacity(), at); // no growth
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
     #[track_caller]
@@ -324,6 +403,13 @@ impl<'s> Scope<'s> {
     }
 
     /// `value` moved into the scope's memory.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let b = s.try_boxed([0_u8; 64]).unwrap();
+    ///     assert_eq!(b.len(), 64);
+    /// });
+    /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
@@ -338,6 +424,15 @@ impl<'s> Scope<'s> {
     }
 
     /// `value` moved into the scope's memory.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut state = s.boxed((0_u32, String::from("start")));
+    ///     state.0 += 1;
+    ///     state.1.push_str("ed");
+    ///     assert_eq!(*state, (1, String::from("started")));
+    /// });
+    /// ```
     ///
     /// # Panics
     /// Where [`try_boxed`](Scope::try_boxed) errs.

@@ -49,6 +49,14 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     }
 
     /// The elements not yet taken.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut it = s.from_fn(3, |i| i).into_iter();
+    ///     it.next();
+    ///     assert_eq!(it.as_slice(), [1, 2]);
+    /// });
+    /// ```
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: the elements in `front..back` are initialized and owned by
         // the iterator (it reads each one out only as it leaves that range).
@@ -56,6 +64,14 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     }
 
     /// The elements not yet taken, mutably.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut it = s.from_fn(3, |i| i).into_iter();
+    ///     it.as_mut_slice()[0] = 7;
+    ///     assert_eq!(it.next(), Some(7));
+    /// });
+    /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, with exclusive access through `&mut self`.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.front), self.back - self.front) }

@@ -65,11 +65,26 @@ impl<'s, T> ScopedArray<'s, T> {
 
     /// Whether the elements live in a large block of their own (released as
     /// soon as the array is dropped) rather than in a slab.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     assert!(!s.zeroed::<u8>(1000).is_large_block()); // in a slab
+    ///     assert!(s.zeroed::<u8>(4 << 20).is_large_block()); // 4 MiB: its own mapping
+    /// });
+    /// ```
     pub fn is_large_block(&self) -> bool {
         self.large.is_some()
     }
 
     /// The elements as a slice.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let a = s.from_fn(4, |i| i as u32);
+    ///     let view: &[u32] = a.as_slice();
+    ///     assert_eq!(view.iter().sum::<u32>(), 6);
+    /// });
+    /// ```
     #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `ptr` points to `len` initialized elements owned by `self`
@@ -78,6 +93,14 @@ impl<'s, T> ScopedArray<'s, T> {
     }
 
     /// The elements as a mutable slice.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut a = s.from_fn(4, |i| 3 - i);
+    ///     a.as_mut_slice().sort();
+    ///     assert_eq!(a, [0, 1, 2, 3]);
+    /// });
+    /// ```
     #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, with exclusive access through `&mut self`.
@@ -88,6 +111,17 @@ impl<'s, T> ScopedArray<'s, T> {
     /// lives as long as the scope. The elements are then never dropped (their
     /// memory is still released when the scope exits, a large block included),
     /// as with `Box::leak`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut rows = Vec::new(); // a std Vec of borrowed scoped slices
+    ///     for r in 0..3 {
+    ///         rows.push(s.filled(2, r).into_slice());
+    ///     }
+    ///     rows[2][0] = 9;
+    ///     assert_eq!(rows[2], [9, 2]);
+    /// });
+    /// ```
     pub fn into_slice(self) -> &'s mut [T] {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the memory stays allocated for `'s` (field invariant) and

@@ -39,6 +39,14 @@ impl<T> ScopedBox<'_, T> {
     }
 
     /// Moves the value out; the memory is released with the scope.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let b = s.boxed(String::from("moved out"));
+    ///     let plain: String = b.into_inner();
+    ///     assert_eq!(plain, "moved out");
+    /// });
+    /// ```
     pub fn into_inner(self) -> T {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the value is initialized (field invariant) and `this` is

@@ -43,11 +43,34 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// The scope this vector allocates from.
+    ///
+    /// ```
+    /// use arena::{Scope, ScopedVec};
+    /// fn doubled<'s>(v: &ScopedVec<'s, i32>) -> ScopedVec<'s, i32> {
+    ///     let mut out = v.scope().vec(); // in the same scope as `v`
+    ///     out.extend(v.iter().map(|x| 2 * x));
+    ///     out
+    /// }
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 2]);
+    ///     assert_eq!(doubled(&v), [2, 4]);
+    /// });
+    /// ```
     pub fn scope(&self) -> &'s Scope<'s> {
         self.inner.allocator()
     }
 
     /// Makes room for `additional` more elements.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec::<u64>();
+    ///     assert!(v.try_reserve(1000).is_ok());
+    ///     assert!(v.capacity() >= 1000);
+    ///     assert!(v.try_reserve(usize::MAX).is_err());
+    /// });
+    /// ```
     ///
     /// # Errors
     /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
@@ -57,6 +80,14 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Makes room for `additional` more elements.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec::<u8>();
+    ///     v.reserve(10);
+    ///     assert!(v.capacity() >= 10);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If the size overflows or the arena cannot provide the memory; the
@@ -78,6 +109,15 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Appends `value`.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.push(1.5);
+    ///     v.push(2.5);
+    ///     assert_eq!(v, [1.5, 2.5]);
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[inline]
@@ -91,6 +131,16 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Appends `value`, or hands it back if growing fails.
     ///
+    /// ```
+    /// let mut limited = arena::Arena::with_config(arena::Config { limit_bytes: 64, ..arena::Config::DEFAULT });
+    /// limited.scope(|s| {
+    ///     let mut v = s.vec::<u64>();
+    ///     while v.try_push(7).is_ok() {}
+    ///     assert_eq!(v.try_push(8), Err(8)); // handed back, not lost
+    ///     assert!(v.len() <= 8);
+    /// });
+    /// ```
+    ///
     /// # Errors
     /// `Err(value)` if the vector is full and cannot grow.
     pub fn try_push(&mut self, value: T) -> Result<(), T> {
@@ -102,37 +152,97 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Removes and returns the last element.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 2]);
+    ///     assert_eq!((v.pop(), v.pop(), v.pop()), (Some(2), Some(1), None));
+    /// });
+    /// ```
     pub fn pop(&mut self) -> Option<T> {
         self.inner.pop()
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend("abc".chars());
+    ///     assert_eq!(v.len(), 3);
+    /// });
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// Whether there are no elements.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     assert!(v.is_empty());
+    ///     v.push(());
+    ///     assert!(!v.is_empty());
+    /// });
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
 
     /// Number of elements that fit without growing.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let v = s.vec_with_capacity::<u32>(16);
+    ///     assert!(v.capacity() >= 16);
+    /// });
+    /// ```
     pub fn capacity(&self) -> usize {
         self.inner.capacity()
     }
 
     /// Drops the elements past `len`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(0..10);
+    ///     v.truncate(3);
+    ///     assert_eq!(v, [0, 1, 2]);
+    /// });
+    /// ```
     pub fn truncate(&mut self, len: usize) {
         self.inner.truncate(len);
     }
 
     /// Drops every element; the capacity stays.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(0..10);
+    ///     let capacity = v.capacity();
+    ///     v.clear();
+    ///     assert!(v.is_empty() && v.capacity() == capacity);
+    /// });
+    /// ```
     pub fn clear(&mut self) {
         self.inner.clear();
     }
 
     /// Appends clones of `items`, written once into the vector's memory (a
     /// copy for `Copy` elements).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend_from_slice(&[1.0, 2.0]);
+    ///     v.extend_from_slice(&[3.0]);
+    ///     assert_eq!(v, [1.0, 2.0, 3.0]);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
@@ -173,6 +283,15 @@ impl<'s, T> ScopedVec<'s, T> {
     /// Removes and returns the element at `index`, shifting the elements
     /// after it left.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(['a', 'b', 'c']);
+    ///     assert_eq!(v.remove(0), 'a');
+    ///     assert_eq!(v, ['b', 'c']);
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// If `index >= len`.
     #[track_caller]
@@ -185,6 +304,15 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Removes and returns the element at `index`, replacing it with the
     /// last element (no shifting; the order changes).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(['a', 'b', 'c', 'd']);
+    ///     assert_eq!(v.swap_remove(1), 'b');
+    ///     assert_eq!(v, ['a', 'd', 'c']);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If `index >= len`.
@@ -211,11 +339,32 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// [`retain`](ScopedVec::retain) with mutable access to each element.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 2, 3, 4]);
+    ///     v.retain_mut(|x| {
+    ///         *x *= 10;
+    ///         *x > 15
+    ///     });
+    ///     assert_eq!(v, [20, 30, 40]);
+    /// });
+    /// ```
     pub fn retain_mut(&mut self, keep: impl FnMut(&mut T) -> bool) {
         self.inner.retain_mut(keep);
     }
 
     /// Removes consecutive repeated elements (all of them if the vector is sorted).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 1, 2, 3, 3, 3, 1]);
+    ///     v.dedup();
+    ///     assert_eq!(v, [1, 2, 3, 1]);
+    /// });
+    /// ```
     pub fn dedup(&mut self)
     where
         T: PartialEq,
@@ -224,11 +373,29 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Removes consecutive elements with equal keys.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([10, 11, 20, 21, 22, 30]);
+    ///     v.dedup_by_key(|x| *x / 10);
+    ///     assert_eq!(v, [10, 20, 30]);
+    /// });
+    /// ```
     pub fn dedup_by_key<K: PartialEq>(&mut self, key: impl FnMut(&mut T) -> K) {
         self.inner.dedup_by_key(key);
     }
 
     /// Removes consecutive elements for which `same(later, earlier)` is true.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(["a", "A", "b", "B", "a"]);
+    ///     v.dedup_by(|later, earlier| later.eq_ignore_ascii_case(earlier));
+    ///     assert_eq!(v, ["a", "b", "a"]);
+    /// });
+    /// ```
     pub fn dedup_by(&mut self, same: impl FnMut(&mut T, &mut T) -> bool) {
         self.inner.dedup_by(same);
     }
@@ -257,6 +424,15 @@ impl<'s, T> ScopedVec<'s, T> {
     /// Splits the vector in two at `at`: `self` keeps `[0, at)`, the returned
     /// vector (in the same scope) holds `[at, len)`.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(1..=5);
+    ///     let tail = v.split_off(3);
+    ///     assert_eq!((v.as_slice(), tail.as_slice()), (&[1, 2, 3][..], &[4, 5][..]));
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// If `at > len`, or if the new vector's memory cannot be had.
     #[track_caller]
@@ -272,6 +448,17 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Moves every element of `other` to the end of `self`, leaving `other` empty.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let (mut a, mut b) = (s.vec(), s.vec());
+    ///     a.extend([1, 2]);
+    ///     b.extend([3, 4]);
+    ///     a.append(&mut b);
+    ///     assert_eq!(a, [1, 2, 3, 4]);
+    ///     assert!(b.is_empty());
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// If growing fails.
     #[track_caller]
@@ -281,6 +468,16 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Resizes to `new_len`: truncates, or appends clones of `value`.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.resize(3, 0.5);
+    ///     assert_eq!(v, [0.5, 0.5, 0.5]);
+    ///     v.resize(1, 9.0);
+    ///     assert_eq!(v, [0.5]);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If growing fails.
@@ -295,6 +492,18 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// Resizes to `new_len`: truncates, or appends the results of `f()`.
     ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     let mut next = 0;
+    ///     v.resize_with(3, || {
+    ///         next += 1;
+    ///         next
+    ///     });
+    ///     assert_eq!(v, [1, 2, 3]);
+    /// });
+    /// ```
+    ///
     /// # Panics
     /// If growing fails.
     #[track_caller]
@@ -304,6 +513,15 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Appends clones of the elements in `range` of the vector itself.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 2, 3]);
+    ///     v.extend_from_within(..2);
+    ///     assert_eq!(v, [1, 2, 3, 1, 2]);
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If the range is out of bounds (as in [`drain`](ScopedVec::drain)), or
@@ -320,6 +538,19 @@ impl<'s, T> ScopedVec<'s, T> {
 
     /// A copy of this vector, in the memory of `scope` (this vector's scope,
     /// or any other one).
+    ///
+    /// ```
+    /// arena::scope(|outer| {
+    ///     let mut v = outer.vec();
+    ///     v.extend([1, 2, 3]);
+    ///     let total: i32 = outer.scope(|inner| {
+    ///         let mut scratch = v.clone_in(inner); // a copy that dies with `inner`
+    ///         scratch.push(4);
+    ///         scratch.iter().sum()
+    ///     });
+    ///     assert_eq!((total, v.len()), (10, 3));
+    /// });
+    /// ```
     ///
     /// # Panics
     /// If `scope` cannot provide the memory.
@@ -373,17 +604,43 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// The elements as a slice.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([3, 1, 2]);
+    ///     assert_eq!(v.as_slice().iter().max(), Some(&3));
+    /// });
+    /// ```
     pub fn as_slice(&self) -> &[T] {
         &self.inner
     }
 
     /// The elements as a mutable slice.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([3, 1, 2]);
+    ///     v.as_mut_slice().sort_unstable();
+    ///     assert_eq!(v, [1, 2, 3]);
+    /// });
+    /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         &mut self.inner
     }
 
     /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
     /// capacity back to the arena when it is the most recent allocation.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend(0..4_u8);
+    ///     let frozen: arena::ScopedArray<u8> = v.into_array();
+    ///     assert_eq!(frozen, [0, 1, 2, 3]);
+    /// });
+    /// ```
     pub fn into_array(self) -> ScopedArray<'s, T> {
         let (ptr, len, large) = self.into_raw_parts();
         // SAFETY: the block was allocated from a scope branded `'s`, so it
@@ -409,6 +666,15 @@ impl<'s, T> ScopedVec<'s, T> {
     /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.
     /// Its own growing methods abort the process if the arena cannot provide
     /// memory; reserve through the wrapper first where that matters.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend([1, 2, 3]);
+    ///     let inner: allocator_api2::vec::Vec<i32, &arena::Scope> = v.into_inner();
+    ///     assert_eq!(inner.iter().sum::<i32>(), 6);
+    /// });
+    /// ```
     pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
         self.inner
     }

@@ -36,6 +36,12 @@ where
 
 /// `out[i] = x[i] as Y` for every element (see [`cast_in`]).
 ///
+/// ```
+/// let mut out = [0.0_f32; 3];
+/// arena::kernels::cast_into(&[1_i32, -2, 3], &mut out);
+/// assert_eq!(out, [1.0, -2.0, 3.0]);
+/// ```
+///
 /// # Panics
 /// If `x` and `out` differ in length; the message names both lengths.
 #[track_caller]

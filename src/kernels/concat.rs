@@ -44,6 +44,12 @@ pub fn concat_in<T: Copy + Send + Sync, A: Allocator>(parts: &[&[T]], alloc: A) 
 /// Copies `parts`, one after another, into `out`; long parts are copied in
 /// parallel chunks.
 ///
+/// ```
+/// let mut out = [0_u8; 5];
+/// arena::kernels::concat_into(&[&[1, 2][..], &[3, 4, 5][..]], &mut out);
+/// assert_eq!(out, [1, 2, 3, 4, 5]);
+/// ```
+///
 /// # Panics
 /// If `out`'s length is not the total length of `parts` (the message names
 /// both), or if that total overflows `usize`.

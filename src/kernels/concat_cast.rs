@@ -159,6 +159,12 @@ where
 /// Writes `a` followed by `b` into `out`, cast to their promoted type (see
 /// [`concat_promoted_in`]).
 ///
+/// ```
+/// let mut out = [0_i16; 3]; // i8 with u8 promotes to i16, as in NumPy
+/// arena::kernels::concat_promoted_into(&[-1_i8], &[200_u8, 7], &mut out);
+/// assert_eq!(out, [-1, 200, 7]);
+/// ```
+///
 /// # Panics
 /// If `out.len() != a.len() + b.len()` (the message names both), or if that
 /// sum overflows `usize`.

@@ -38,6 +38,12 @@ pub fn cumsum_in<T: Element, A: Allocator>(x: &[T], alloc: A) -> Vec<T, A> {
 
 /// Writes the running sums of `x` into `out` (see [`cumsum_in`]).
 ///
+/// ```
+/// let mut out = [0; 4];
+/// arena::kernels::cumsum_into(&[1, 2, 3, 4], &mut out);
+/// assert_eq!(out, [1, 3, 6, 10]);
+/// ```
+///
 /// # Panics
 /// If `x` and `out` differ in length; the message names both lengths.
 #[track_caller]

@@ -69,6 +69,12 @@ pub fn add_in<T: Element, A: Allocator>(a: &[T], b: &[T], alloc: A) -> Vec<T, A>
 
 /// `out = a + b` elementwise.
 ///
+/// ```
+/// let mut out = [0.0; 2];
+/// arena::kernels::add_into(&[1.0, 2.0], &[0.5, 0.5], &mut out);
+/// assert_eq!(out, [1.5, 2.5]);
+/// ```
+///
 /// # Panics
 /// If `a`, `b` and `out` differ in length; the message names the lengths.
 #[track_caller]
@@ -77,6 +83,13 @@ pub fn add_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 }
 
 /// `a - b` elementwise, in a new vector from `alloc`.
+///
+/// ```
+/// arena::scope(|s| {
+///     let d = arena::kernels::sub_in(&[5, 7], &[2, 2], s);
+///     assert_eq!(d[..], [3, 5]);
+/// });
+/// ```
 ///
 /// # Panics
 /// As [`add_in`].
@@ -87,6 +100,12 @@ pub fn sub_in<T: Element, A: Allocator>(a: &[T], b: &[T], alloc: A) -> Vec<T, A>
 
 /// `out = a - b` elementwise.
 ///
+/// ```
+/// let mut out = [0_u8; 2];
+/// arena::kernels::sub_into(&[0, 1], &[1, 1], &mut out); // integers wrap
+/// assert_eq!(out, [255, 0]);
+/// ```
+///
 /// # Panics
 /// As [`add_into`].
 #[track_caller]
@@ -95,6 +114,12 @@ pub fn sub_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 }
 
 /// `a * b` elementwise, in a new vector from `alloc`.
+///
+/// ```
+/// use allocator_api2::alloc::Global;
+/// let p = arena::kernels::mul_in(&[2.0, 3.0], &[4.0, 0.5], Global);
+/// assert_eq!(p[..], [8.0, 1.5]);
+/// ```
 ///
 /// # Panics
 /// As [`add_in`].
@@ -105,6 +130,12 @@ pub fn mul_in<T: Element, A: Allocator>(a: &[T], b: &[T], alloc: A) -> Vec<T, A>
 
 /// `out = a * b` elementwise.
 ///
+/// ```
+/// let mut out = [0; 3];
+/// arena::kernels::mul_into(&[1, 2, 3], &[3, 2, 1], &mut out);
+/// assert_eq!(out, [3, 4, 3]);
+/// ```
+///
 /// # Panics
 /// As [`add_into`].
 #[track_caller]
@@ -113,6 +144,14 @@ pub fn mul_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 }
 
 /// `a / b` elementwise, in a new vector from `alloc`.
+///
+/// ```
+/// arena::scope(|s| {
+///     let q = arena::kernels::div_in(&[1.0_f64, 1.0], &[4.0, 0.0], s);
+///     assert_eq!(q[0], 0.25);
+///     assert!(q[1].is_infinite()); // IEEE division
+/// });
+/// ```
 ///
 /// # Panics
 /// As [`add_in`]; also on an integer division by zero.
@@ -123,6 +162,12 @@ pub fn div_in<T: Element, A: Allocator>(a: &[T], b: &[T], alloc: A) -> Vec<T, A>
 
 /// `out = a / b` elementwise.
 ///
+/// ```
+/// let mut out = [0.0_f32; 2];
+/// arena::kernels::div_into(&[3.0, 9.0], &[2.0, 3.0], &mut out);
+/// assert_eq!(out, [1.5, 3.0]);
+/// ```
+///
 /// # Panics
 /// As [`add_into`]; also on an integer division by zero.
 #[track_caller]
@@ -131,6 +176,13 @@ pub fn div_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 }
 
 /// `factor * x`, in a new vector from `alloc`.
+///
+/// ```
+/// arena::scope(|s| {
+///     let y = arena::kernels::scale_in(&[1.0, -2.0], 3.0, s);
+///     assert_eq!(y[..], [3.0, -6.0]);
+/// });
+/// ```
 ///
 /// # Panics
 /// If `alloc` cannot provide the output.
@@ -142,6 +194,12 @@ pub fn scale_in<T: Element, A: Allocator>(x: &[T], factor: T, alloc: A) -> Vec<T
 }
 
 /// `out = factor * x`.
+///
+/// ```
+/// let mut out = [0; 3];
+/// arena::kernels::scale_into(&[1, 2, 3], 10, &mut out);
+/// assert_eq!(out, [10, 20, 30]);
+/// ```
 ///
 /// # Panics
 /// If `x` and `out` differ in length; the message names both lengths.
@@ -156,6 +214,13 @@ pub fn scale_into<T: Element>(x: &[T], factor: T, out: &mut [T]) {
 /// For floats the product is rounded before the addition (not fused; see
 /// [`fma_in`] for the fused form).
 ///
+/// ```
+/// arena::scope(|s| {
+///     let z = arena::kernels::axpy_in(2.0, &[1.0, 2.0], &[10.0, 20.0], s); // 2x + y
+///     assert_eq!(z[..], [12.0, 24.0]);
+/// });
+/// ```
+///
 /// # Panics
 /// As [`add_in`].
 #[track_caller]
@@ -164,6 +229,12 @@ pub fn axpy_in<T: Element, A: Allocator>(alpha: T, x: &[T], y: &[T], alloc: A) -
 }
 
 /// `y = alpha * x + y` in place (BLAS `axpy`).
+///
+/// ```
+/// let mut y = [10.0, 20.0];
+/// arena::kernels::axpy_into(0.5, &[2.0, 4.0], &mut y);
+/// assert_eq!(y, [11.0, 22.0]);
+/// ```
 ///
 /// # Panics
 /// If `x` and `y` differ in length; the message names both lengths.
@@ -175,6 +246,13 @@ pub fn axpy_into<T: Element>(alpha: T, x: &[T], y: &mut [T]) {
 
 /// `a * b + c` elementwise, in a new vector from `alloc`; for floats fused
 /// (`mul_add`: one rounding), for integers wrapping.
+///
+/// ```
+/// arena::scope(|s| {
+///     let r = arena::kernels::fma_in(&[2.0_f64], &[3.0], &[1.0], s);
+///     assert_eq!(r[..], [7.0]);
+/// });
+/// ```
 ///
 /// # Panics
 /// If `a`, `b` and `c` differ in length, or if `alloc` cannot provide the output.
@@ -188,6 +266,12 @@ pub fn fma_in<T: Element, A: Allocator>(a: &[T], b: &[T], c: &[T], alloc: A) -> 
 }
 
 /// `out = a * b + c` elementwise (fused for floats, as [`fma_in`]).
+///
+/// ```
+/// let mut out = [0_i32; 2];
+/// arena::kernels::fma_into(&[2, 3], &[4, 5], &[1, 1], &mut out);
+/// assert_eq!(out, [9, 16]);
+/// ```
 ///
 /// # Panics
 /// If `a`, `b`, `c` and `out` differ in length; the message names the lengths.
@@ -233,6 +317,12 @@ where
 
 /// `out[i] = f(x[i])` for every element (see [`map_in`]).
 ///
+/// ```
+/// let mut out = [false; 3];
+/// arena::kernels::map_into(&[1.0, -1.0, 0.0], |x: f64| x > 0.0, &mut out);
+/// assert_eq!(out, [true, false, false]);
+/// ```
+///
 /// # Panics
 /// If `x` and `out` differ in length (the message names both lengths), or if `f` panics.
 #[track_caller]
@@ -250,6 +340,13 @@ where
 ///
 /// `f` runs on rayon's worker threads for long inputs, hence `Sync`; it is
 /// called exactly once per pair, in no particular order.
+///
+/// ```
+/// arena::scope(|s| {
+///     let hyp = arena::kernels::zip_map_in(&[3.0_f64, 5.0], &[4.0, 12.0], |x, y| x.hypot(y), s);
+///     assert_eq!(hyp[..], [5.0, 13.0]);
+/// });
+/// ```
 ///
 /// # Panics
 /// If `a` and `b` differ in length, if `alloc` cannot provide the output, or if `f` panics.
@@ -274,6 +371,12 @@ where
 }
 
 /// `out[i] = f(a[i], b[i])` for every pair (see [`zip_map_in`]).
+///
+/// ```
+/// let mut out = [0_u64; 2];
+/// arena::kernels::zip_map_into(&[1_u32, 2], &[3_u32, 4], |a, b| u64::from(a) << b, &mut out);
+/// assert_eq!(out, [8, 32]);
+/// ```
 ///
 /// # Panics
 /// If `a`, `b` and `out` differ in length (the message names the lengths), or if `f` panics.

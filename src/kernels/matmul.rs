@@ -77,6 +77,17 @@ pub fn matmul_in<T: Element, A: Allocator + Copy>(
 /// packing buffers come from `scratch` and are released before returning.
 /// See [`matmul_in`].
 ///
+/// ```
+/// use allocator_api2::alloc::Global;
+/// let a = [1.0, 2.0, 3.0, 4.0]; // 2 × 2
+/// let identity = [1.0, 0.0, 0.0, 1.0];
+/// let mut out = [0.0; 4];
+/// arena::scope(|s| arena::kernels::matmul_into(&a, &identity, 2, 2, 2, &mut out, s)); // packing buffers in the scope
+/// assert_eq!(out, a);
+/// arena::kernels::matmul_into(&identity, &a, 2, 2, 2, &mut out, Global);
+/// assert_eq!(out, a);
+/// ```
+///
 /// # Panics
 /// If `a.len() != m * k`, `b.len() != k * n` or `out.len() != m * n` (the
 /// message names both lengths), if a dimension product overflows `usize`, or

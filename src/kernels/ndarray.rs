@@ -41,6 +41,15 @@ use crate::Scope;
 /// The view covers all of `data`: the shape's element count must equal
 /// `data.len()` (for a view of part of an array, slice the array first).
 ///
+/// ```
+/// use arena::kernels::ndarray::view;
+/// arena::scope(|s| {
+///     let a = s.from_fn(6, |i| i as f32);
+///     let m = view(&a, (2, 3)).unwrap(); // ArrayView2<f32>, no copy
+///     assert_eq!(m.column(2).to_vec(), [2.0, 5.0]);
+/// });
+/// ```
+///
 /// # Errors
 /// [`ShapeError`] if the shape's element count is not `data.len()`, or the
 /// shape and strides do not fit in `data`.
@@ -55,6 +64,15 @@ where
 }
 
 /// A mutable view of `data` with `shape`, without copying (see [`view`]).
+///
+/// ```
+/// use arena::kernels::ndarray::view_mut;
+/// arena::scope(|s| {
+///     let mut a = s.zeroed::<f64>(4);
+///     view_mut(&mut a, (2, 2)).unwrap().diag_mut().fill(1.0);
+///     assert_eq!(a, [1.0, 0.0, 0.0, 1.0]);
+/// });
+/// ```
 ///
 /// # Errors
 /// As [`view`].

@@ -30,6 +30,10 @@ pub fn sum<T: Element>(x: &[T]) -> T {
 /// The dot product `sum(x[i] * y[i])`, summed like [`sum`] (products are
 /// rounded before they are added).
 ///
+/// ```
+/// assert_eq!(arena::kernels::dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), 32.0);
+/// ```
+///
 /// # Panics
 /// If `x` and `y` differ in length; the message names both lengths.
 #[track_caller]
@@ -45,6 +49,12 @@ pub fn dot<T: Element>(x: &[T], y: &[T]) -> T {
 
 /// The smallest element, or `None` for an empty slice. For floats a NaN
 /// anywhere gives NaN, as NumPy's `min` does.
+///
+/// ```
+/// assert_eq!(arena::kernels::min(&[3, -1, 2]), Some(-1));
+/// assert_eq!(arena::kernels::min::<f64>(&[]), None);
+/// assert!(arena::kernels::min(&[1.0, f64::NAN]).unwrap().is_nan()); // NaN propagates
+/// ```
 pub fn min<T: Element>(x: &[T]) -> Option<T> {
     let leaf = |r: Range<usize>| x[r.clone()].iter().copied().fold(x[r.start], T::lesser);
     (!x.is_empty()).then(|| tree_reduce(x.len(), &leaf, &T::lesser))
@@ -52,6 +62,10 @@ pub fn min<T: Element>(x: &[T]) -> Option<T> {
 
 /// The largest element, or `None` for an empty slice. For floats a NaN
 /// anywhere gives NaN, as NumPy's `max` does.
+///
+/// ```
+/// assert_eq!(arena::kernels::max(&[3_u8, 9, 2]), Some(9));
+/// ```
 pub fn max<T: Element>(x: &[T]) -> Option<T> {
     let leaf = |r: Range<usize>| x[r.clone()].iter().copied().fold(x[r.start], T::greater);
     (!x.is_empty()).then(|| tree_reduce(x.len(), &leaf, &T::greater))
@@ -60,6 +74,11 @@ pub fn max<T: Element>(x: &[T]) -> Option<T> {
 /// The arithmetic mean of a float slice ([`sum`] divided by the length), or
 /// `None` for an empty slice. For integers, [`cast_in`](super::cast_in)
 /// to a float type first.
+///
+/// ```
+/// assert_eq!(arena::kernels::mean(&[1.0, 2.0, 6.0]), Some(3.0));
+/// assert_eq!(arena::kernels::mean::<f32>(&[]), None);
+/// ```
 pub fn mean<T: Element + Float>(x: &[T]) -> Option<T> {
     if x.is_empty() {
         return None;
@@ -71,6 +90,10 @@ pub fn mean<T: Element + Float>(x: &[T]) -> Option<T> {
 /// The Euclidean norm `sqrt(sum(x[i]^2))` of a float slice, with the squares
 /// summed like [`sum`]. It is not rescaled: squares beyond the float's range
 /// overflow to infinity, as in NumPy's `norm`.
+///
+/// ```
+/// assert_eq!(arena::kernels::norm2(&[3.0_f64, 4.0]), 5.0);
+/// ```
 pub fn norm2<T: Element + Float>(x: &[T]) -> T {
     let leaf = |r: Range<usize>| {
         let x = &x[r];

@@ -185,6 +185,13 @@ impl<'s> Scope<'s> {
     }
 
     /// How many scopes enclose this one, itself included (1 for an outermost scope).
+    ///
+    /// ```
+    /// arena::scope(|outer| {
+    ///     assert_eq!(outer.depth(), 1);
+    ///     outer.scope(|inner| assert_eq!(inner.depth(), 2));
+    /// });
+    /// ```
     pub fn depth(&self) -> u32 {
         self.depth
     }

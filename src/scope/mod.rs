@@ -185,6 +185,11 @@ pub fn stats() -> Stats {
 
 /// The configuration of this thread's arena ([`Config::DEFAULT`] where
 /// [`stats`] returns all-zero stats).
+///
+/// ```
+/// let config = arena::config();
+/// assert_eq!(config.large_threshold_bytes, arena::Config::DEFAULT.large_threshold_bytes);
+/// ```
 pub fn config() -> Config {
     // SAFETY: as in `stats`.
     thread_arena().map(|arena| unsafe { (*arena.as_ptr()).config() }).unwrap_or_default()
@@ -193,6 +198,12 @@ pub fn config() -> Config {
 /// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
 /// Other threads' arenas are not affected. Does nothing where [`stats`]
 /// returns all-zero stats.
+///
+/// ```
+/// arena::configure(arena::Config { large_threshold_bytes: 64 << 10, ..arena::Config::DEFAULT });
+/// arena::scope(|s| assert!(s.zeroed::<u8>(100 << 10).is_large_block())); // 100 KiB is large now
+/// arena::configure(arena::Config::DEFAULT);
+/// ```
 pub fn configure(config: Config) {
     if let Some(arena) = thread_arena() {
         let _busy = BusyGuard::raise();
@@ -204,6 +215,14 @@ pub fn configure(config: Config) {
 
 /// Returns this thread's spare memory to the system now (see [`Arena::trim`]).
 /// Memory of open scopes stays. Does nothing where [`stats`] returns all-zero stats.
+///
+/// ```
+/// arena::scope(|s| drop(s.zeroed::<u8>(8 << 20)));
+/// assert!(arena::stats().large_cached_bytes > 0); // kept for the next iteration
+/// arena::trim();
+/// let stats = arena::stats();
+/// assert_eq!((stats.large_cached_bytes, stats.reserved_bytes), (0, 0));
+/// ```
 pub fn trim() {
     if let Some(arena) = thread_arena() {
         let _busy = BusyGuard::raise();
