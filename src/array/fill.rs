@@ -95,3 +95,80 @@ pub(crate) fn push_within_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: 
         done
     }
 }
+
+/// Fills an empty vector with room for `len` elements with the items of
+/// `items(range)` for consecutive ranges covering `0..len`, each written
+/// once, straight into the vector's memory; with `chunk_len`, the ranges are
+/// that long and filled by rayon tasks. Then the length is `len`.
+///
+/// This is the kernels' output writer: no zeroing first, and no `unsafe` in
+/// the kernels. If an item iterator panics or ends early (a panic too), the
+/// vector stays empty; elements already written are leaked, not dropped
+/// (the kernels' elements are plain numbers).
+///
+/// # Panics
+/// If `vec` is not empty or has room for fewer than `len` elements, or if an
+/// iterator yields fewer items than its range is long.
+pub(crate) fn write_once<T, A, I>(
+    vec: &mut Vec<T, A>,
+    len: usize,
+    chunk_len: Option<usize>,
+    items: impl Fn(std::ops::Range<usize>) -> I + Sync,
+) where
+    T: Send,
+    A: Allocator,
+    I: Iterator<Item = T>,
+{
+    use rayon::prelude::*;
+    assert!(vec.is_empty() && vec.capacity() >= len, "write_once needs an empty vector with room for {len}");
+    let write = |at: usize, slots: &mut [MaybeUninit<T>]| {
+        let (range, mut written) = (at..at + slots.len(), 0);
+        for (slot, item) in slots.iter_mut().zip(items(range)) {
+            slot.write(item);
+            written += 1;
+        }
+        assert_eq!(written, slots.len(), "an output iterator ended before its range");
+    };
+    let slots = &mut vec.spare_capacity_mut()[..len];
+    match chunk_len {
+        Some(chunk_len) => {
+            slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
+        }
+        None => write(0, slots),
+    }
+    // SAFETY: every slot of `0..len` belongs to exactly one range, each of
+    // which was written in full (checked above; a panic skips this line),
+    // and the capacity covers `len`.
+    unsafe { vec.set_len(len) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allocator_api2::alloc::Global;
+
+    #[test]
+    fn write_once_fills_every_range_in_order_on_one_thread_and_many() {
+        for chunk_len in [None, Some(7), Some(1000)] {
+            let mut out = Vec::with_capacity_in(100, Global);
+            write_once(&mut out, 100, chunk_len, |r| r.map(|i| i * 3));
+            assert_eq!(out.len(), 100);
+            assert!(out.iter().enumerate().all(|(i, &v)| v == i * 3), "{chunk_len:?}");
+        }
+    }
+
+    #[test]
+    fn an_iterator_that_ends_early_leaves_the_vector_empty() {
+        for chunk_len in [None, Some(10)] {
+            let mut out = Vec::<String, _>::with_capacity_in(50, Global);
+            let short = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // The range starting at 40 yields one item short.
+                write_once(&mut out, 50, chunk_len, |r| {
+                    r.clone().take(r.len() - usize::from(r.end == 50)).map(|i| i.to_string())
+                });
+            }));
+            assert!(short.is_err(), "a short iterator must not pass for a full one");
+            assert!(out.is_empty(), "no uninitialised element may become visible");
+        }
+    }
+}

@@ -5,8 +5,8 @@ use allocator_api2::vec::Vec;
 use num_traits::AsPrimitive;
 
 use super::element::Element;
-use super::output::{check_len, vec_zeroed_in};
-use super::parallel::fill_unary;
+use super::output::check_len;
+use super::parallel::{collect_unary_in, fill_unary};
 
 /// `x[i] as Y` for every element, in a new vector from `alloc`.
 ///
@@ -29,9 +29,7 @@ where
     Y: Element,
     A: Allocator,
 {
-    let mut out = vec_zeroed_in("cast_in", x.len(), alloc);
-    fill_unary(x, &mut out, &X::as_);
-    out
+    collect_unary_in("cast_in", x, &X::as_, alloc)
 }
 
 /// `out[i] = x[i] as Y` for every element (see [`cast_in`]).

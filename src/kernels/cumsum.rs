@@ -4,7 +4,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::element::Element;
-use super::output::{check_len, vec_zeroed_in};
+use super::output::{check_len, vec_with_capacity_in};
 
 /// Writes the running sums of `x` into `out`, in order.
 fn running_sums<T: Element>(x: &[T], out: &mut [T]) {
@@ -31,8 +31,14 @@ fn running_sums<T: Element>(x: &[T], out: &mut [T]) {
 /// If `alloc` cannot provide the output.
 #[track_caller]
 pub fn cumsum_in<T: Element, A: Allocator>(x: &[T], alloc: A) -> Vec<T, A> {
-    let mut out = vec_zeroed_in("cumsum_in", x.len(), alloc);
-    running_sums(x, &mut out);
+    let mut out = vec_with_capacity_in("cumsum_in", x.len(), alloc);
+    // One range, on this thread: the additions in order, as `running_sums` does them.
+    crate::array::write_once(&mut out, x.len(), None, |_| {
+        x.iter().scan(T::zero(), |total, &v| {
+            *total = total.plus(v);
+            Some(*total)
+        })
+    });
     out
 }
 

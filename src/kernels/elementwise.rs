@@ -6,8 +6,10 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::element::Element;
-use super::output::{check_len, vec_filled_in, vec_with_capacity_in, vec_zeroed_in};
-use super::parallel::{fill_binary, fill_ternary, fill_unary, update_binary};
+use super::output::check_len;
+use super::parallel::{
+    collect_binary_in, collect_ternary_in, collect_unary_in, fill_binary, fill_ternary, fill_unary, update_binary,
+};
 
 /// `out[i] = f(a[i], b[i])` after checking all three lengths.
 #[inline(always)]
@@ -29,9 +31,7 @@ fn binary_in<T: Element, A: Allocator>(
     f: impl Fn(T, T) -> T + Sync,
 ) -> Vec<T, A> {
     check_len(kernel, "`b`", b.len(), "`a`", a.len());
-    let mut out = vec_zeroed_in(kernel, a.len(), alloc);
-    fill_binary(a, b, &mut out, &f);
-    out
+    collect_binary_in(kernel, a, b, &f, alloc)
 }
 
 /// `a + b` elementwise, in a new vector from `alloc`.
@@ -188,9 +188,7 @@ pub fn div_into<T: Element>(a: &[T], b: &[T], out: &mut [T]) {
 /// If `alloc` cannot provide the output.
 #[track_caller]
 pub fn scale_in<T: Element, A: Allocator>(x: &[T], factor: T, alloc: A) -> Vec<T, A> {
-    let mut out = vec_zeroed_in("scale_in", x.len(), alloc);
-    fill_unary(x, &mut out, &|v: T| factor.times(v));
-    out
+    collect_unary_in("scale_in", x, &|v: T| factor.times(v), alloc)
 }
 
 /// `out = factor * x`.
@@ -260,9 +258,7 @@ pub fn axpy_into<T: Element>(alpha: T, x: &[T], y: &mut [T]) {
 pub fn fma_in<T: Element, A: Allocator>(a: &[T], b: &[T], c: &[T], alloc: A) -> Vec<T, A> {
     check_len("fma_in", "`b`", b.len(), "`a`", a.len());
     check_len("fma_in", "`c`", c.len(), "`a`", a.len());
-    let mut out = vec_zeroed_in("fma_in", a.len(), alloc);
-    fill_ternary(a, b, c, &mut out, &T::fused_mul_add);
-    out
+    collect_ternary_in("fma_in", a, b, c, &T::fused_mul_add, alloc)
 }
 
 /// `out = a * b + c` elementwise (fused for floats, as [`fma_in`]).
@@ -300,19 +296,11 @@ pub fn fma_into<T: Element>(a: &[T], b: &[T], c: &[T], out: &mut [T]) {
 pub fn map_in<X, U, F, A>(x: &[X], f: F, alloc: A) -> Vec<U, A>
 where
     X: Copy + Sync,
-    U: Clone + Default + Send,
+    U: Send,
     F: Fn(X) -> U + Sync,
     A: Allocator,
 {
-    if !super::parallel::is_parallel(x.len()) {
-        // One thread: each output written once, straight into the block.
-        let mut out = vec_with_capacity_in("map_in", x.len(), alloc);
-        crate::array::push_within_capacity(&mut out, x.iter().map(|&v| f(v)));
-        return out;
-    }
-    let mut out = vec_filled_in("map_in", x.len(), U::default(), alloc);
-    fill_unary(x, &mut out, &f);
-    out
+    collect_unary_in("map_in", x, &f, alloc)
 }
 
 /// `out[i] = f(x[i])` for every element (see [`map_in`]).
@@ -355,19 +343,12 @@ pub fn zip_map_in<X, Y, U, F, A>(a: &[X], b: &[Y], f: F, alloc: A) -> Vec<U, A>
 where
     X: Copy + Sync,
     Y: Copy + Sync,
-    U: Clone + Default + Send,
+    U: Send,
     F: Fn(X, Y) -> U + Sync,
     A: Allocator,
 {
     check_len("zip_map_in", "`b`", b.len(), "`a`", a.len());
-    if !super::parallel::is_parallel(a.len()) {
-        let mut out = vec_with_capacity_in("zip_map_in", a.len(), alloc);
-        crate::array::push_within_capacity(&mut out, a.iter().zip(b).map(|(&x, &y)| f(x, y)));
-        return out;
-    }
-    let mut out = vec_filled_in("zip_map_in", a.len(), U::default(), alloc);
-    fill_binary(a, b, &mut out, &f);
-    out
+    collect_binary_in("zip_map_in", a, b, &f, alloc)
 }
 
 /// `out[i] = f(a[i], b[i])` for every pair (see [`zip_map_in`]).

@@ -5,7 +5,11 @@
 //! and hands them to rayon. Elementwise results do not depend on the split,
 //! so they are identical either way.
 
+use allocator_api2::alloc::Allocator;
+use allocator_api2::vec::Vec;
 use rayon::prelude::*;
+
+use super::output::vec_with_capacity_in;
 
 /// Inputs of at least this many elements are processed in parallel with
 /// rayon by the elementwise kernels, the reductions and `cast`; the
@@ -106,4 +110,65 @@ where
 #[inline]
 pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
     for_each_chunk(out, |at, out| out.copy_from_slice(&x[at..at + out.len()]));
+}
+
+/// How a new output of `len` elements is split: `None` on the calling
+/// thread, else chunks of [`CHUNK_LEN`] in rayon tasks.
+#[inline(always)]
+fn chunking(len: usize) -> Option<usize> {
+    is_parallel(len).then_some(CHUNK_LEN)
+}
+
+/// A new vector in `alloc` of `f(x[i])`, each element written once.
+#[inline]
+#[track_caller]
+pub(crate) fn collect_unary_in<X, U, F, A>(kernel: &str, x: &[X], f: &F, alloc: A) -> Vec<U, A>
+where
+    X: Copy + Sync,
+    U: Send,
+    F: Fn(X) -> U + Sync,
+    A: Allocator,
+{
+    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)));
+    out
+}
+
+/// A new vector in `alloc` of `f(x[i], y[i])`, each element written once.
+/// The lengths are equal (checked by the caller).
+#[inline]
+#[track_caller]
+pub(crate) fn collect_binary_in<X, Y, U, F, A>(kernel: &str, x: &[X], y: &[Y], f: &F, alloc: A) -> Vec<U, A>
+where
+    X: Copy + Sync,
+    Y: Copy + Sync,
+    U: Send,
+    F: Fn(X, Y) -> U + Sync,
+    A: Allocator,
+{
+    debug_assert_eq!(x.len(), y.len());
+    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| {
+        x[r.clone()].iter().zip(&y[r]).map(|(&u, &v)| f(u, v))
+    });
+    out
+}
+
+/// A new vector in `alloc` of `f(x[i], y[i], z[i])`, each element written
+/// once. The lengths are equal (checked by the caller).
+#[inline]
+#[track_caller]
+pub(crate) fn collect_ternary_in<T, U, F, A>(kernel: &str, x: &[T], y: &[T], z: &[T], f: &F, alloc: A) -> Vec<U, A>
+where
+    T: Copy + Sync,
+    U: Send,
+    F: Fn(T, T, T) -> U + Sync,
+    A: Allocator,
+{
+    debug_assert!(x.len() == y.len() && x.len() == z.len());
+    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| {
+        x[r.clone()].iter().zip(&y[r.clone()]).zip(&z[r]).map(|((&u, &v), &w)| f(u, v, w))
+    });
+    out
 }
