@@ -72,6 +72,9 @@
 mod arena;
 mod array;
 mod bump;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
+mod capture;
 mod config;
 mod debug_mode;
 mod error;
@@ -98,6 +101,8 @@ pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, Sco
 /// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;
+#[cfg(not(loom))]
+pub use capture::{CaptureStats, GlobalArena, capture, capture_stats, trim_capture};
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, trim_pool};
@@ -109,6 +114,7 @@ pub use scope::{
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
+    pub use crate::capture::{HOLD, LiveCount};
     pub use crate::pool::{GlobalCounters, SlabPool};
     pub use crate::slab::Slab;
     pub use crate::stats::Counters;

@@ -1,0 +1,336 @@
+//! The capture region: one address-space reservation, made once per process,
+//! cut into chunks of [`CHUNK_BYTES`]. Everything capture hands out lies in
+//! it, so "did capture make this pointer?" is a subtraction and a compare on
+//! two process-wide values, and never reads memory.
+//!
+//! A *run* is one or more consecutive chunks: a single chunk that captured
+//! allocations bump through, or a whole run for one large allocation. A run's
+//! record (the record of its first chunk) counts its live allocations
+//! ([`LiveCount`]); a run goes back to the [`RunCache`] only when that count is
+//! zero. Runs keep their length for ever (no splitting, no merging), and the
+//! cache keeps them by size class: a freed run serves the next request of its
+//! class with its pages still resident, up to the retention budget; beyond it
+//! its pages go back to the OS with `madvise(MADV_DONTNEED)`.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
+
+use super::live_count::LiveCount;
+
+/// log2 of [`CHUNK_BYTES`].
+pub(crate) const CHUNK_SHIFT: u32 = 18;
+/// The unit the region is cut into: 256 KiB.
+pub(crate) const CHUNK_BYTES: usize = 1 << CHUNK_SHIFT;
+/// "No run": the end of every intrusive list below.
+pub(crate) const NO_RUN: u32 = u32::MAX;
+/// The reservation first asked for; halved on refusal down to
+/// [`MIN_REGION_BYTES`]. Only address space: pages are touched on use.
+const MAX_REGION_BYTES: usize = 32 << 30;
+const MIN_REGION_BYTES: usize = 256 << 20;
+/// Size classes of the run cache (see [`run_class`]); runs past the last one
+/// are never made (such a request goes to the inner allocator).
+const CLASSES: usize = 64;
+
+/// The region's first byte, or null before it exists. With [`REGION_BYTES`],
+/// the whole of what [`run_of`] reads.
+static REGION_START: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+/// The region's length, or zero before it exists.
+static REGION_BYTES: AtomicUsize = AtomicUsize::new(0);
+static REGION: OnceLock<Option<Region>> = OnceLock::new();
+/// Runs whose capture ended while allocations in them were live, and which
+/// are still waiting for the last of them to be freed.
+static QUARANTINED_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// The size class of a run of at least `chunks` chunks: exact up to 8
+/// chunks, then four steps per power of two. Returns the class index and the
+/// class's run length, or `None` past the last class.
+pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
+    let (class, class_chunks) = if chunks <= 8 {
+        (chunks.max(1) - 1, chunks.max(1))
+    } else {
+        let high_bit = (usize::BITS - 1 - (chunks - 1).leading_zeros()) as usize;
+        let step = 1usize << (high_bit - 2);
+        let rounded = chunks.div_ceil(step) * step;
+        (8 + 4 * (high_bit - 3) + (rounded / step - 5), rounded)
+    };
+    (class < CLASSES).then_some((class, class_chunks))
+}
+
+/// The run (index of its first chunk) that `ptr` lies in, if capture made it.
+/// Reads two process-wide values, never the memory behind `ptr`.
+#[inline(always)]
+pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
+    let start = REGION_START.load(Ordering::Acquire);
+    let offset = ptr.addr().wrapping_sub(start.addr());
+    // Before the region exists its length is zero and nothing matches.
+    (offset < REGION_BYTES.load(Ordering::Acquire)).then_some((offset >> CHUNK_SHIFT) as u32)
+}
+
+/// The record of one chunk; only a run's first chunk's record is used. All
+/// atomics, so that an all-zero mapping is a table of valid records.
+#[derive(Debug)]
+pub(crate) struct RunRecord {
+    /// Live allocations, plus the hold of the capture that holds the run.
+    pub(crate) live: LiveCount,
+    /// Bytes of those allocations (wrapping; statistics only).
+    pub(crate) live_bytes: AtomicUsize,
+    /// The token of the thread whose capture holds the run, 0 if none.
+    /// Written by that thread only.
+    pub(crate) owner: AtomicUsize,
+    /// The run's length in chunks, set when the run is first cut from the
+    /// region and never changed.
+    chunks: AtomicU32,
+    /// The next run held by the same capture; written by its owner only.
+    pub(crate) next_held: AtomicU32,
+    /// The next idle run the owner may reuse; written by its owner only.
+    pub(crate) next_idle: AtomicU32,
+    /// The next run of the same list in the [`RunCache`]; under its lock.
+    next_free: AtomicU32,
+}
+
+impl RunRecord {
+    /// The run's length in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        (self.chunks.load(Ordering::Relaxed) as usize) << CHUNK_SHIFT
+    }
+}
+
+/// Free runs, by size class.
+///
+/// Invariants: every run in a list is idle (its count is zero, no one holds
+/// it, and nothing live lies in it); `warm` runs may have resident pages and
+/// together have `warm_bytes`; `cold` runs' pages were given back;
+/// chunks from `fresh` on were never handed out.
+#[derive(Debug)]
+struct RunCache {
+    warm: [u32; CLASSES],
+    cold: [u32; CLASSES],
+    warm_bytes: usize,
+    fresh: u32,
+}
+
+/// The reservation and its records.
+///
+/// Invariants: `start` is the first byte of `memory`, and `records` the first
+/// of `record_memory`, which holds one zero-initialised [`RunRecord`] per
+/// chunk. Both mappings live as long as the process (the region is in a
+/// `static` and never dropped).
+#[derive(Debug)]
+pub(crate) struct Region {
+    memory: MmapMut,
+    start: NonNull<u8>,
+    _record_memory: MmapMut,
+    records: NonNull<RunRecord>,
+    chunks: u32,
+    cache: Mutex<RunCache>,
+}
+
+// SAFETY: the raw pointers point into the region's own mappings, which live
+// as long as the process; the records are atomics, and the memory itself is
+// reached only through allocations handed out under the `LiveCount` protocol.
+unsafe impl Send for Region {}
+// SAFETY: as above: every shared access goes through atomics or the mutex.
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// The process's region, reserved on first use (from `capture`, never
+    /// from inside the global allocator); `None` if no reservation of at least
+    /// [`MIN_REGION_BYTES`] could be made.
+    pub(crate) fn get_or_reserve() -> Option<&'static Region> {
+        REGION.get_or_init(Region::reserve).as_ref()
+    }
+
+    /// The region if it exists already.
+    #[inline]
+    pub(crate) fn get() -> Option<&'static Region> {
+        REGION.get().and_then(Option::as_ref)
+    }
+
+    fn reserve() -> Option<Region> {
+        let mut bytes = MAX_REGION_BYTES;
+        let mut memory = loop {
+            match MmapOptions::new().len(bytes).no_reserve_swap().map_anon() {
+                Ok(map) => break map,
+                Err(_) if bytes > MIN_REGION_BYTES => bytes /= 2,
+                Err(_) => return None,
+            }
+        };
+        let chunks = bytes >> CHUNK_SHIFT;
+        let mut record_memory =
+            MmapOptions::new().len(chunks * size_of::<RunRecord>()).no_reserve_swap().map_anon().ok()?;
+        let start = NonNull::new(memory.as_mut_ptr())?;
+        let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
+        let region = Region {
+            memory,
+            start,
+            _record_memory: record_memory,
+            records,
+            chunks: chunks as u32,
+            cache: Mutex::new(RunCache { warm: [NO_RUN; CLASSES], cold: [NO_RUN; CLASSES], warm_bytes: 0, fresh: 0 }),
+        };
+        REGION_START.store(start.as_ptr(), Ordering::Release);
+        REGION_BYTES.store(bytes, Ordering::Release);
+        Some(region)
+    }
+
+    /// The record of chunk `chunk`.
+    ///
+    /// # Panics
+    /// If `chunk` is outside the region (an internal error).
+    #[inline(always)]
+    pub(crate) fn record(&self, chunk: u32) -> &RunRecord {
+        assert!(chunk < self.chunks, "chunk {chunk} outside the capture region");
+        // SAFETY: `chunk` is below the number of records, which the record
+        // mapping holds, zero-initialised (a valid `RunRecord`: all atomics),
+        // for as long as `self` exists; records are only ever shared.
+        unsafe { self.records.add(chunk as usize).as_ref() }
+    }
+
+    /// The first byte of chunk `chunk`.
+    #[inline(always)]
+    pub(crate) fn chunk_start(&self, chunk: u32) -> NonNull<u8> {
+        assert!(chunk < self.chunks, "chunk {chunk} outside the capture region");
+        // SAFETY: the offset is below the region's length (checked above), so
+        // the result is inside the same mapping.
+        unsafe { self.start.add((chunk as usize) << CHUNK_SHIFT) }
+    }
+
+    /// Bytes reserved.
+    pub(crate) fn reserved_bytes(&self) -> usize {
+        (self.chunks as usize) << CHUNK_SHIFT
+    }
+
+    fn cache(&self) -> MutexGuard<'_, RunCache> {
+        // Nothing panics while the lock is held; a poisoned lock still guards
+        // consistent lists.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An idle run of class `class` (of `class_chunks` chunks), or `None` if
+    /// the region has no room left for one.
+    pub(crate) fn take_run(&self, class: usize, class_chunks: usize) -> Option<u32> {
+        let mut cache = self.cache();
+        for list in [0, 1] {
+            let head = if list == 0 { cache.warm[class] } else { cache.cold[class] };
+            if head != NO_RUN {
+                let next = self.record(head).next_free.load(Ordering::Relaxed);
+                if list == 0 {
+                    cache.warm[class] = next;
+                    cache.warm_bytes -= self.record(head).bytes();
+                } else {
+                    cache.cold[class] = next;
+                }
+                return Some(head);
+            }
+        }
+        let first = cache.fresh;
+        let end = (first as usize).checked_add(class_chunks).filter(|&end| end <= self.chunks as usize)?;
+        cache.fresh = end as u32;
+        self.record(first).chunks.store(class_chunks as u32, Ordering::Relaxed);
+        Some(first)
+    }
+
+    /// Puts the idle runs of the list starting at `first` (linked by
+    /// `next_held`) back in the cache: resident while the warm runs stay
+    /// within `retain_bytes`, given back to the OS otherwise.
+    ///
+    /// The caller guarantees that each run is idle: its count reached zero
+    /// on the caller's side, so nothing live lies in it and no one else will
+    /// touch it.
+    pub(crate) fn release_runs(&self, first: u32, retain_bytes: usize) {
+        let mut cache = self.cache();
+        let mut run = first;
+        while run != NO_RUN {
+            let record = self.record(run);
+            let next = record.next_held.load(Ordering::Relaxed);
+            let bytes = record.bytes();
+            let (class, _) = run_class(bytes >> CHUNK_SHIFT).expect("a run has a class");
+            if cache.warm_bytes + bytes <= retain_bytes {
+                record.next_free.store(cache.warm[class], Ordering::Relaxed);
+                cache.warm[class] = run;
+                cache.warm_bytes += bytes;
+            } else {
+                self.give_back(run, bytes);
+                record.next_free.store(cache.cold[class], Ordering::Relaxed);
+                cache.cold[class] = run;
+            }
+            run = next;
+        }
+    }
+
+    /// Gives every warm run's pages back to the OS; returns the bytes.
+    pub(crate) fn trim(&self) -> usize {
+        let mut cache = self.cache();
+        let mut given = 0;
+        for class in 0..CLASSES {
+            let mut run = std::mem::replace(&mut cache.warm[class], NO_RUN);
+            while run != NO_RUN {
+                let record = self.record(run);
+                let next = record.next_free.load(Ordering::Relaxed);
+                self.give_back(run, record.bytes());
+                given += record.bytes();
+                record.next_free.store(cache.cold[class], Ordering::Relaxed);
+                cache.cold[class] = run;
+                run = next;
+            }
+        }
+        cache.warm_bytes = 0;
+        given
+    }
+
+    /// Bytes in warm (resident, idle) runs.
+    pub(crate) fn warm_bytes(&self) -> usize {
+        self.cache().warm_bytes
+    }
+
+    /// Discards the pages of an idle run (a failure leaves them resident,
+    /// which costs memory, not correctness).
+    fn give_back(&self, run: u32, bytes: usize) {
+        // SAFETY: the run is idle (the caller's guarantee), so no reference
+        // into it exists and nothing observes its discarded contents; the
+        // range lies inside the mapping.
+        let _ = unsafe {
+            self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, (run as usize) << CHUNK_SHIFT, bytes)
+        };
+    }
+}
+
+/// Counts a run left quarantined at its capture's exit.
+pub(crate) fn note_quarantined() {
+    QUARANTINED_RUNS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a quarantined run freed at last.
+pub(crate) fn note_unquarantined() {
+    QUARANTINED_RUNS.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Runs quarantined now.
+pub(crate) fn quarantined_runs() -> usize {
+    QUARANTINED_RUNS.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_class;
+
+    #[test]
+    fn run_classes_are_exact_to_eight_chunks_then_quarter_steps() {
+        assert_eq!(run_class(1), Some((0, 1)));
+        assert_eq!(run_class(8), Some((7, 8)));
+        assert_eq!(run_class(9), Some((8, 10)));
+        assert_eq!(run_class(16), Some((11, 16)));
+        assert_eq!(run_class(17), Some((12, 20)));
+        let mut last = (0, 0);
+        for chunks in 1..100_000 {
+            let Some((class, class_chunks)) = run_class(chunks) else { break };
+            assert!(class_chunks >= chunks && class_chunks - chunks <= chunks / 4 + 1, "{chunks} -> {class_chunks}");
+            assert!(class >= last.0 && (class > last.0 || class_chunks == last.1), "classes grow with the length");
+            assert_eq!(run_class(class_chunks), Some((class, class_chunks)), "a class's length is in the class");
+            last = (class, class_chunks);
+        }
+    }
+}

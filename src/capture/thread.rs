@@ -1,0 +1,377 @@
+//! This thread's capture: the chunk it bumps through, the runs it holds, and
+//! the allocation, free and resize paths of [`GlobalArena`](super::GlobalArena).
+//!
+//! Counting without atomics on the hot path: allocations from, and frees
+//! into, the chunk this thread is bumping through are counted in plain cells
+//! and added to the chunk's [`LiveCount`](super::live_count::LiveCount) only
+//! when the thread moves on from the chunk or the capture ends. Every other
+//! free (another chunk, another thread, after the capture) is one atomic
+//! decrement. A run is held by its capture until the capture ends, so its
+//! count cannot reach zero before then; whoever brings it to zero afterwards
+//! puts it back in the region's cache.
+
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::live_count::HOLD;
+use super::region::{self, CHUNK_BYTES, NO_RUN, Region, run_class};
+use super::stats::CaptureStats;
+use crate::sync::thread_is_busy;
+
+/// Requests above this size get a run of their own; smaller ones bump
+/// through a chunk. A quarter chunk, so that a chunk is at most a quarter
+/// unused when a request does not fit in what is left of it.
+pub(crate) const SMALL_MAX_BYTES: usize = CHUNK_BYTES / 4;
+/// Alignments above a page go to the inner allocator (chunks are page aligned).
+pub(crate) const MAX_ALIGN: usize = 4096;
+/// `bump` when there is no chunk: no request fits.
+const NO_ROOM: usize = CHUNK_BYTES;
+/// Idle runs looked at for one of the wanted class before the region's cache.
+const IDLE_SEARCH: usize = 8;
+/// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
+pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
+
+/// The retention budget of the installed [`GlobalArena`](super::GlobalArena),
+/// stored on its slow paths, read where runs go back to the cache.
+static RETAIN_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_RETAIN_BYTES);
+
+std::thread_local! {
+    /// `const` and without a destructor: reachable from the global allocator
+    /// at any point of the thread's life, also during its teardown.
+    static THREAD: CaptureThread = const { CaptureThread::new() };
+}
+
+/// One thread's capture state. Only its own thread touches it.
+///
+/// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
+/// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
+/// at `current_start`; `bump` is the offset of its first free byte
+/// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
+/// `local_live`/`local_bytes` are the allocations (and their bytes) made from
+/// `current` minus those freed into it, not yet added to its count. `held`
+/// lists (by `next_held`) every run this capture holds, `current` included;
+/// `idle` lists (by `next_idle`) the held runs with nothing live in them.
+#[derive(Debug)]
+struct CaptureThread {
+    depth: Cell<u32>,
+    current: Cell<u32>,
+    current_start: Cell<*mut u8>,
+    bump: Cell<usize>,
+    local_live: Cell<usize>,
+    local_bytes: Cell<usize>,
+    held: Cell<u32>,
+    idle: Cell<u32>,
+    stats: Cell<CaptureStats>,
+}
+
+impl CaptureThread {
+    const fn new() -> CaptureThread {
+        CaptureThread {
+            depth: Cell::new(0),
+            current: Cell::new(NO_RUN),
+            current_start: Cell::new(std::ptr::null_mut()),
+            bump: Cell::new(NO_ROOM),
+            local_live: Cell::new(0),
+            local_bytes: Cell::new(0),
+            held: Cell::new(NO_RUN),
+            idle: Cell::new(NO_RUN),
+            stats: Cell::new(CaptureStats::ZERO),
+        }
+    }
+
+    /// Identifies this thread as a run's holder (its state's address: never
+    /// zero, and no two live threads share it).
+    fn token(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
+    fn count(&self, update: impl FnOnce(&mut CaptureStats)) {
+        let mut stats = self.stats.get();
+        update(&mut stats);
+        self.stats.set(stats);
+    }
+
+    #[inline(always)]
+    fn alloc(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
+        if thread_is_busy() {
+            // The arena's own bookkeeping: it outlives the capture.
+            return self.forward();
+        }
+        let aligned = (self.bump.get() + layout.align() - 1) & !(layout.align() - 1);
+        let end = aligned + layout.size();
+        // Strictly below the chunk's end: even a zero-sized request then
+        // points inside the chunk, so `chunk_of` finds it.
+        if layout.size() <= SMALL_MAX_BYTES && layout.align() <= MAX_ALIGN && end < CHUNK_BYTES {
+            self.bump.set(end);
+            self.local_live.set(self.local_live.get().wrapping_add(1));
+            self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
+            self.count(|s| {
+                s.captured_allocations += 1;
+                s.captured_bytes += layout.size() as u64;
+            });
+            // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
+            // current chunk, which starts at `current_start` (a chunk exists:
+            // without one `bump` is `NO_ROOM` and nothing fits).
+            return Some(unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) });
+        }
+        self.alloc_cold(layout, retain_bytes)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
+        set_retain_bytes(retain_bytes);
+        let Some(region) = Region::get() else { return self.forward() };
+        if layout.align() > MAX_ALIGN {
+            return self.forward();
+        }
+        if layout.size() <= SMALL_MAX_BYTES {
+            if self.next_chunk(region).is_none() {
+                return self.forward();
+            }
+            // An empty chunk holds every small request.
+            return self.alloc(layout, retain_bytes);
+        }
+        let Some((class, class_chunks)) = run_class(layout.size().div_ceil(CHUNK_BYTES)) else {
+            return self.forward();
+        };
+        let Some(run) = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks)) else {
+            return self.forward();
+        };
+        let record = region.record(run);
+        record.live.add_owned(1);
+        record.live_bytes.fetch_add(layout.size(), Ordering::Relaxed);
+        self.count(|s| {
+            s.captured_allocations += 1;
+            s.captured_bytes += layout.size() as u64;
+        });
+        Some(region.chunk_start(run))
+    }
+
+    fn forward(&self) -> Option<NonNull<u8>> {
+        self.count(|s| s.forwarded_allocations += 1);
+        None
+    }
+
+    /// Moves on from the current chunk: starts it over if nothing in it is
+    /// live, otherwise takes another. `None` if the region is full.
+    fn next_chunk(&self, region: &Region) -> Option<()> {
+        let current = self.current.get();
+        if current != NO_RUN {
+            let record = region.record(current);
+            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            if record.live.add_owned(self.local_live.replace(0)) == HOLD {
+                self.bump.set(0);
+                return Some(());
+            }
+            // It stays held; the owner's free that empties it makes it idle.
+        }
+        self.current.set(NO_RUN);
+        self.bump.set(NO_ROOM);
+        let (class, class_chunks) = run_class(1).expect("one chunk has a class");
+        let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
+        self.current.set(run);
+        self.current_start.set(region.chunk_start(run).as_ptr());
+        self.bump.set(0);
+        Some(())
+    }
+
+    /// A held run of class `class` with nothing live in it, if one of the
+    /// first few idle runs is.
+    fn take_idle(&self, region: &Region, class: usize) -> Option<u32> {
+        let mut previous = NO_RUN;
+        let mut run = self.idle.get();
+        for _ in 0..IDLE_SEARCH {
+            if run == NO_RUN {
+                return None;
+            }
+            let record = region.record(run);
+            let next = record.next_idle.load(Ordering::Relaxed);
+            if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) == Some(class) {
+                if previous == NO_RUN {
+                    self.idle.set(next);
+                } else {
+                    region.record(previous).next_idle.store(next, Ordering::Relaxed);
+                }
+                return Some(run);
+            }
+            previous = run;
+            run = next;
+        }
+        None
+    }
+
+    /// A run from the region's cache, held by this capture.
+    fn take_fresh(&self, region: &Region, class: usize, class_chunks: usize) -> Option<u32> {
+        let run = region.take_run(class, class_chunks)?;
+        let record = region.record(run);
+        record.live.hold(0);
+        record.live_bytes.store(0, Ordering::Relaxed);
+        record.owner.store(self.token(), Ordering::Relaxed);
+        record.next_held.store(self.held.get(), Ordering::Relaxed);
+        self.held.set(run);
+        Some(run)
+    }
+
+    /// Frees an allocation of `size` bytes at `ptr`, in chunk `chunk`.
+    fn free(&self, region: &Region, chunk: u32, ptr: *mut u8, size: usize) {
+        if chunk == self.current.get() {
+            self.local_live.set(self.local_live.get().wrapping_sub(1));
+            self.local_bytes.set(self.local_bytes.get().wrapping_sub(size));
+            let offset = ptr.addr() - self.current_start.get().addr();
+            if offset + size == self.bump.get() {
+                // The last allocation: its bytes are reused at once.
+                self.bump.set(offset);
+            }
+            return;
+        }
+        let record = region.record(chunk);
+        record.live_bytes.fetch_sub(size, Ordering::Relaxed);
+        match record.live.free_one() {
+            0 => {
+                // The hold is gone (it alone keeps the count above zero
+                // before), so the run was quarantined; it is idle now.
+                region::note_unquarantined();
+                record.next_held.store(NO_RUN, Ordering::Relaxed);
+                region.release_runs(chunk, RETAIN_BYTES.load(Ordering::Relaxed));
+            }
+            HOLD if record.owner.load(Ordering::Relaxed) == self.token() => {
+                // Held by this thread's capture and empty: reusable by it.
+                record.next_idle.store(self.idle.get(), Ordering::Relaxed);
+                self.idle.set(chunk);
+            }
+            _ => {}
+        }
+    }
+
+    /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
+    /// without moving it, if it can: the last allocation of the current
+    /// chunk, a run with room, or a shrink. Returns whether it did.
+    fn resize_in_place(&self, region: &Region, chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
+        let old_size = layout.size();
+        if chunk == self.current.get() {
+            let offset = ptr.addr() - self.current_start.get().addr();
+            let at_top = offset + old_size == self.bump.get();
+            if new_size <= old_size || (at_top && new_size <= SMALL_MAX_BYTES && offset + new_size < CHUNK_BYTES) {
+                if at_top {
+                    self.bump.set(offset + new_size);
+                }
+                self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                return true;
+            }
+            return false;
+        }
+        let record = region.record(chunk);
+        // Only an allocation above `SMALL_MAX_BYTES` has a run to itself (a
+        // small one never grows past it in place): it may use the whole run.
+        let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes();
+        if new_size <= old_size || own_run {
+            record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    fn enter(&self) {
+        let depth = self.depth.get();
+        if depth == 0 {
+            self.count(|s| s.captures += 1);
+        }
+        self.depth.set(depth + 1);
+    }
+
+    /// Leaves a capture; the outermost exit gives up every run it holds:
+    /// empty ones go back to the cache, the others are quarantined.
+    fn exit(&self) {
+        let depth = self.depth.get() - 1;
+        self.depth.set(depth);
+        if depth > 0 {
+            return;
+        }
+        let current = self.current.replace(NO_RUN);
+        self.bump.set(NO_ROOM);
+        self.idle.set(NO_RUN);
+        let Some(region) = Region::get() else { return };
+        if current != NO_RUN {
+            let record = region.record(current);
+            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            record.live.add_owned(self.local_live.replace(0));
+        }
+        let mut run = self.held.replace(NO_RUN);
+        let mut empty = NO_RUN;
+        while run != NO_RUN {
+            let record = region.record(run);
+            let next = record.next_held.load(Ordering::Relaxed);
+            record.owner.store(0, Ordering::Relaxed);
+            // Counted first: once the hold is gone, another thread may free
+            // the last allocation (and uncount the run) at any moment.
+            region::note_quarantined();
+            let live = record.live.release_hold();
+            if live == 0 {
+                region::note_unquarantined();
+                record.next_held.store(empty, Ordering::Relaxed);
+                empty = run;
+            } else {
+                let bytes = record.live_bytes.load(Ordering::Relaxed);
+                self.count(|s| {
+                    s.escaped_allocations += live as u64;
+                    s.escaped_bytes += bytes as u64;
+                });
+            }
+            run = next;
+        }
+        region.release_runs(empty, RETAIN_BYTES.load(Ordering::Relaxed));
+    }
+}
+
+/// Serves `layout` from this thread's capture, or `None` (not capturing, or
+/// a request capture forwards): the caller asks the inner allocator.
+#[inline(always)]
+pub(crate) fn alloc(layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
+    THREAD.with(|thread| if thread.depth.get() == 0 { None } else { thread.alloc(layout, retain_bytes) })
+}
+
+/// Frees an allocation that [`alloc`] made (`chunk` from `region::chunk_of`).
+pub(crate) fn free(chunk: u32, ptr: *mut u8, layout: Layout) {
+    let region = Region::get().expect("a captured pointer implies the region");
+    THREAD.with(|thread| thread.free(region, chunk, ptr, layout.size()));
+}
+
+/// Resizes an allocation that [`alloc`] made without moving it, if it can.
+pub(crate) fn resize_in_place(chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
+    let region = Region::get().expect("a captured pointer implies the region");
+    THREAD.with(|thread| thread.resize_in_place(region, chunk, ptr, layout, new_size))
+}
+
+/// Records the installed allocator's retention budget.
+fn set_retain_bytes(bytes: usize) {
+    if RETAIN_BYTES.load(Ordering::Relaxed) != bytes {
+        RETAIN_BYTES.store(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Opens a capture on this thread until the returned guard is dropped.
+pub(crate) fn enter() -> ExitOnDrop {
+    // Reserved before the capture starts: nothing of the reservation's own
+    // bookkeeping is ever captured.
+    let _ = Region::get_or_reserve();
+    THREAD.with(CaptureThread::enter);
+    ExitOnDrop(std::marker::PhantomData)
+}
+
+/// Ends the capture it was made for, also on unwind. `!Send`: a capture
+/// belongs to its thread.
+pub(crate) struct ExitOnDrop(std::marker::PhantomData<*const ()>);
+
+impl Drop for ExitOnDrop {
+    fn drop(&mut self) {
+        THREAD.with(CaptureThread::exit);
+    }
+}
+
+/// This thread's counters.
+pub(crate) fn stats() -> CaptureStats {
+    THREAD.with(|thread| thread.stats.get())
+}

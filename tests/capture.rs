@@ -1,0 +1,198 @@
+//! Capture with `GlobalArena` as this binary's global allocator: temporaries
+//! are served from the capture region and reused, and whatever escapes a
+//! capture (returned, leaked, sent to another thread, freed late) keeps its
+//! contents until it is freed. Every escape is filled with a pattern and
+//! checked after later captures have churned through the region.
+
+use std::sync::Mutex;
+use std::sync::mpsc;
+
+use arena::{GlobalArena, capture, capture_stats};
+
+#[global_allocator]
+static GLOBAL: GlobalArena = GlobalArena::new();
+
+/// The tests read process-wide counters (quarantined runs): one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Allocates and frees many small and large temporaries inside captures,
+/// writing every byte: what would overwrite an escaped allocation if its
+/// memory were reused.
+fn churn(rounds: usize) {
+    for round in 0..rounds {
+        capture(|| {
+            let mut strings: Vec<String> = (0..200).map(|i| format!("{round}-{i}")).collect();
+            strings.sort();
+            let large = vec![0xEE_u8; 700_000 + round];
+            let small: Vec<Vec<u8>> = (1..100).map(|n| vec![0xDD; n * 37]).collect();
+            assert_eq!(large.len() + small.len() + strings.len(), 700_000 + round + 99 + 200);
+        });
+    }
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
+}
+
+#[test]
+fn temporaries_are_captured_and_their_memory_is_reused() {
+    let _serial = serial();
+    let address_in = |len: usize| {
+        capture(|| {
+            let bytes = vec![1_u8; len];
+            bytes.as_ptr().addr()
+        })
+    };
+    let small = address_in(1000);
+    let large = address_in(600_000);
+    let before = capture_stats();
+    for _ in 0..100 {
+        assert_eq!(address_in(1000), small, "a small temporary reuses its chunk");
+        assert_eq!(address_in(600_000), large, "a large temporary reuses its run");
+    }
+    let after = capture_stats();
+    assert_eq!(after.captures - before.captures, 200);
+    assert_eq!(after.captured_allocations - before.captured_allocations, 200);
+    assert_eq!(after.escaped_allocations, before.escaped_allocations);
+}
+
+#[test]
+fn a_returned_allocation_keeps_its_contents_until_dropped() {
+    let _serial = serial();
+    let before = capture_stats();
+    let (small, large) = capture(|| (pattern(3000, 1), pattern(900_000, 2)));
+    let escaped = capture_stats();
+    assert_eq!(escaped.escaped_allocations - before.escaped_allocations, 2);
+    assert!(escaped.escaped_bytes - before.escaped_bytes >= 903_000);
+    assert!(escaped.quarantined_runs >= before.quarantined_runs + 2);
+    churn(30);
+    assert_eq!(small, pattern(3000, 1));
+    assert_eq!(large, pattern(900_000, 2));
+    drop((small, large));
+    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs, "freed at last, the runs are released");
+}
+
+#[test]
+fn a_leaked_allocation_stays_valid_for_ever() {
+    let _serial = serial();
+    let leaked: &'static mut [u8] = capture(|| pattern(5000, 3).leak());
+    churn(20);
+    assert_eq!(leaked, &pattern(5000, 3)[..]);
+}
+
+#[test]
+fn an_allocation_sent_to_another_thread_is_freed_there() {
+    let _serial = serial();
+    let before = capture_stats();
+    let (sender, receiver) = mpsc::channel::<Vec<u8>>();
+    let consumer = std::thread::spawn(move || {
+        receiver.into_iter().map(|v| (v.len(), v == pattern(v.len(), v.len() as u8))).collect::<Vec<_>>()
+    });
+    for len in [100, 20_000, 300_000] {
+        capture(|| sender.send(pattern(len, len as u8)).unwrap());
+        churn(3);
+    }
+    drop(sender);
+    let received = consumer.join().unwrap();
+    assert!(received.iter().all(|&(_, intact)| intact), "{received:?}");
+    assert_eq!(received.len(), 3);
+    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs, "every run came back");
+}
+
+#[test]
+fn allocations_of_an_exited_thread_are_freed_late_by_another() {
+    let _serial = serial();
+    let before = capture_stats();
+    let kept = std::thread::spawn(|| {
+        let kept = capture(|| (0..50).map(|i| pattern(100 + i * 997, i as u8)).collect::<Vec<_>>());
+        assert_eq!(capture_stats().escaped_allocations, 51, "the 50 buffers and the outer vector");
+        kept
+    })
+    .join()
+    .unwrap();
+    churn(10);
+    for (i, buffer) in kept.iter().enumerate() {
+        assert_eq!(*buffer, pattern(100 + i * 997, i as u8));
+    }
+    drop(kept);
+    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs);
+}
+
+#[test]
+fn a_panic_inside_a_capture_ends_it() {
+    let _serial = serial();
+    let result = std::panic::catch_unwind(|| capture(|| panic!("inside capture {}", vec![1, 2, 3].len())));
+    assert!(result.is_err());
+    drop(result);
+    let before = capture_stats();
+    let outside = vec![0_u8; 100];
+    assert_eq!(capture_stats().captured_allocations, before.captured_allocations, "not capturing any more");
+    drop(outside);
+}
+
+#[test]
+fn memory_made_outside_stays_with_the_inner_allocator() {
+    let _serial = serial();
+    let mut outside: Vec<u64> = Vec::with_capacity(4);
+    let before = capture_stats();
+    capture(|| outside.extend(0..100_000));
+    assert_eq!(capture_stats().captured_allocations, before.captured_allocations, "grown by the inner allocator");
+    assert_eq!(capture_stats().escaped_allocations, before.escaped_allocations);
+    assert_eq!(outside.iter().sum::<u64>(), 4_999_950_000);
+}
+
+#[test]
+fn the_last_allocation_grows_in_place() {
+    let _serial = serial();
+    capture(|| {
+        let mut v: Vec<u8> = Vec::with_capacity(16);
+        let start = v.as_ptr();
+        v.extend(std::iter::repeat_n(7, 60_000));
+        assert_eq!(v.as_ptr(), start, "the top of the chunk grows in place");
+        // A large allocation grows inside its run.
+        let mut big: Vec<u8> = Vec::with_capacity(300_000);
+        let start = big.as_ptr();
+        big.resize(300_000, 1);
+        big.reserve_exact(200_000);
+        big.resize(500_000, 1);
+        assert_eq!(big.as_ptr(), start, "a run of two chunks holds 500 kB");
+        assert!(v.iter().all(|&b| b == 7) && big.iter().all(|&b| b == 1));
+    });
+}
+
+#[test]
+fn nested_captures_join_the_outer_one() {
+    let _serial = serial();
+    let before = capture_stats();
+    let kept = capture(|| {
+        let inner = capture(|| pattern(1000, 9));
+        churn(2);
+        inner
+    });
+    assert_eq!(kept, pattern(1000, 9));
+    assert_eq!(capture_stats().captures - before.captures, 1, "only the outermost capture counts");
+    assert_eq!(capture_stats().escaped_allocations - before.escaped_allocations, 1);
+}
+
+#[test]
+fn the_arenas_own_bookkeeping_is_never_captured() {
+    let _serial = serial();
+    std::thread::spawn(|| {
+        let sum = capture(|| {
+            arena::scope(|s| {
+                let parts: Vec<_> = (0..64).map(|i| s.filled(10_000, i as u64)).collect();
+                parts.iter().map(|p| p.iter().sum::<u64>()).sum::<u64>()
+            })
+        });
+        assert_eq!(sum, 10_000 * 63 * 64 / 2);
+        let stats = capture_stats();
+        assert!(stats.forwarded_allocations > 0, "the arena's slabs came from the inner allocator");
+        assert_eq!(stats.escaped_allocations, 0, "nothing of the arena outlives the capture: {stats:?}");
+    })
+    .join()
+    .unwrap();
+}
