@@ -91,13 +91,27 @@
 //! arena or from this module — is reported as a
 //! [`Violation`](crate::Violation).
 
+//! # Capture
+//!
+//! [`run_capture`](crate::run_capture) checks
+//! [`GlobalArena`](arena::GlobalArena) and [`capture`](arena::capture) the
+//! same way, with operations of their own ([`CaptureOp`](crate::CaptureOp)):
+//! interleaved captured and uncaptured `alloc`/`realloc`/`dealloc`, frees
+//! and allocations on other threads, nested captures; after every step no
+//! live allocation has been overwritten, moved or overlapped, and each
+//! capture's escapes are exactly the allocations it left live.
+
 use std::fmt;
 
+mod capture_model;
 mod decode;
 mod model;
 mod pattern;
 mod raw;
 
+pub use capture_model::{
+    CaptureOp, CaptureSummary, MAX_CAPTURE_DEPTH, decode_capture, run_capture, run_capture_corrupting,
+};
 pub use decode::{decode, encode};
 
 /// The most operations one run executes; the rest of the input is ignored.

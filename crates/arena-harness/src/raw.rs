@@ -1,6 +1,7 @@
 //! Raw blocks: memory obtained through `impl Allocator for Scope` with an
 //! arbitrary layout, and grown, shrunk and freed through it. The only
-//! `unsafe` of the harness: the trait's `grow`, `shrink` and `deallocate` are
+//! `unsafe` of the scope model (the capture model has its own, for the same
+//! reason): the trait's `grow`, `shrink` and `deallocate` are
 //! unsafe functions, and reading a block means turning its pointer into a
 //! slice.
 

@@ -1,0 +1,455 @@
+//! The capture model: interleaved captured and uncaptured `alloc`,
+//! `alloc_zeroed`, `realloc` and `dealloc` calls on a
+//! [`GlobalArena`](arena::GlobalArena), frees and allocations on other
+//! threads, nested captures and trims, checked after every step.
+//!
+//! The model calls the allocator's `GlobalAlloc` methods itself instead of
+//! installing it as the process's global allocator: then only the model's
+//! operations are captured (never its own bookkeeping), and every counter can
+//! be predicted exactly.
+//!
+//! # Checks
+//! - After every step, over every live allocation (captured or not, from
+//!   this thread or another, from this capture or an earlier one): it holds
+//!   its pattern, is aligned as its layout asks, and overlaps no other. So
+//!   memory reused while something in it is live shows as a broken pattern
+//!   or an overlap.
+//! - Every allocation inside a capture with an alignment of at most a page
+//!   is counted as captured, and none outside (`captured_allocations`).
+//! - `alloc_zeroed` gives zeros; `realloc` keeps the old contents.
+//! - When an outermost capture ends, its escapes (`escaped_allocations`,
+//!   `escaped_bytes`) are exactly the allocations it made that are still
+//!   live, and their sizes.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::ptr::NonNull;
+
+use arena::{CaptureStats, GlobalArena, capture, capture_stats, trim_capture};
+
+use super::Violation;
+use super::pattern::{MAX_ITEM_BYTES, all_zero, noise, offset_for};
+
+/// The allocator the model drives.
+static ARENA: GlobalArena = GlobalArena::new();
+
+/// The deepest nesting of captures a run opens; deeper `Enter`s are skipped.
+pub const MAX_CAPTURE_DEPTH: usize = 4;
+/// Allocations and growths are skipped while live items would hold more.
+const LIVE_BUDGET_BYTES: usize = 12 << 20;
+/// The largest alignment a capture serves; larger requests are forwarded.
+const MAX_CAPTURED_ALIGN: usize = 4096;
+
+/// One operation of a capture run. Selectors (`item`) are reduced modulo the
+/// live items; an operation with nothing to act on is skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureOp {
+    /// Runs the following operations inside [`capture`](arena::capture)
+    /// (nested in the current one, if any).
+    Enter,
+    /// Returns from the current capture's closure.
+    Exit,
+    /// `alloc` (or `alloc_zeroed`).
+    Alloc {
+        /// Size, at least 1 (at most [`MAX_ITEM_BYTES`]).
+        bytes: u32,
+        /// Alignment as a power of two, 0..=13: above 12 (a page) it is
+        /// forwarded even inside a capture.
+        align_log2: u8,
+        /// `alloc_zeroed`.
+        zeroed: bool,
+    },
+    /// `realloc` of a live item to `bytes`.
+    Realloc {
+        /// Which item.
+        item: u8,
+        /// The new size.
+        bytes: u32,
+    },
+    /// `dealloc` of a live item.
+    Free {
+        /// Which item.
+        item: u8,
+    },
+    /// `dealloc` of a live item on another thread.
+    FreeElsewhere {
+        /// Which item.
+        item: u8,
+    },
+    /// An allocation made inside a capture on another thread, which then
+    /// exits: the item outlives its thread and its capture.
+    AllocElsewhere {
+        /// Size.
+        bytes: u32,
+    },
+    /// [`trim_capture`](arena::trim_capture).
+    Trim,
+}
+
+/// What a capture run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CaptureSummary {
+    /// Operations executed (skipped ones included).
+    pub ops: usize,
+    /// Operations skipped.
+    pub skipped: usize,
+    /// Outermost captures opened.
+    pub captures: usize,
+    /// Allocations the arena captured (this thread's `captured_allocations`).
+    pub captured: u64,
+    /// Escapes counted at the outermost exits, each predicted by the model.
+    pub escapes: u64,
+    /// `realloc`s that moved the item.
+    pub moved: usize,
+    /// Frees and allocations done on another thread.
+    pub remote: usize,
+    /// Step checks run.
+    pub checks: usize,
+}
+
+/// Reads `bytes` as operations of five bytes each (opcode, then four
+/// parameter bytes; missing bytes read as zero). Never fails.
+pub fn decode_capture(bytes: &[u8]) -> Vec<CaptureOp> {
+    bytes
+        .chunks(5)
+        .map(|op| {
+            let at = |i: usize| op.get(i).copied().unwrap_or(0);
+            let (code, kind, value, extra) = (at(0), at(1), u16::from_le_bytes([at(2), at(3)]), at(4));
+            let size = size_of_kind(kind, value);
+            match code % 16 {
+                0 | 1 => CaptureOp::Enter,
+                2 | 3 => CaptureOp::Exit,
+                4..=8 => {
+                    // Small alignments mostly; now and then any, up to 8 KiB.
+                    let align_log2 = if extra & 0x10 == 0 { extra % 4 } else { extra % 14 };
+                    CaptureOp::Alloc { bytes: size, align_log2, zeroed: extra & 0x80 != 0 }
+                }
+                9 | 10 => CaptureOp::Realloc { item: extra, bytes: size },
+                11 | 12 => CaptureOp::Free { item: extra },
+                13 => CaptureOp::FreeElsewhere { item: extra },
+                14 => CaptureOp::AllocElsewhere { bytes: size },
+                _ => CaptureOp::Trim,
+            }
+        })
+        .collect()
+}
+
+/// A size from a kind byte and a value: mostly tiny and small requests (the
+/// bump path, up to 64 KiB), one in eight a run of its own (up to 2 MiB).
+fn size_of_kind(kind: u8, value: u16) -> u32 {
+    let value = u32::from(value);
+    match kind % 8 {
+        0..=3 => 1 + value % 256,
+        4 | 5 => 1 + value % 4096,
+        6 => 1 + value,
+        _ => 65_537 + value * 32,
+    }
+}
+
+/// Runs `ops` and checks the model after every step.
+///
+/// # Errors
+/// The first [`Violation`] seen.
+pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
+    run_capture_corrupting(ops, None)
+}
+
+/// Test hook: like [`run_capture`], but just before the checks of step
+/// `corrupt_at` (from 1) one byte of the first live item is overwritten, so
+/// the run must report a [`Violation`] if an item is live then.
+#[doc(hidden)]
+pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> Result<CaptureSummary, Violation> {
+    let mut model = Model { corrupt_at, ..Model::default() };
+    let mut ops = ops.iter().copied();
+    let result = model.run_level(&mut ops);
+    // Whatever happened, nothing is left allocated (outside any capture).
+    for item in std::mem::take(&mut model.items) {
+        // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
+        unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
+    }
+    result.map(|()| model.summary)
+}
+
+/// Where the model expects an item's memory to come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// The inner allocator (`System`).
+    Inner,
+    /// The outermost capture numbered so, on this thread.
+    Capture(usize),
+    /// A capture on a thread that has exited since.
+    OtherThread,
+}
+
+/// A live allocation of `ARENA`, holding the pattern at `off`.
+#[derive(Debug)]
+struct Item {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    off: usize,
+    origin: Origin,
+}
+
+impl Item {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is live for `layout.size()` bytes, all written (with
+        // the pattern, or zeros by `alloc_zeroed`).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    fn write_pattern(&mut self) {
+        let pattern = &noise()[self.off..self.off + self.layout.size()];
+        // SAFETY: `ptr` is live for `layout.size()` bytes and only this item
+        // refers to it.
+        unsafe { self.ptr.as_ptr().copy_from_nonoverlapping(pattern.as_ptr(), pattern.len()) };
+    }
+
+    fn holds_pattern(&self, len: usize) -> bool {
+        self.bytes()[..len] == noise()[self.off..self.off + len]
+    }
+}
+
+/// A pointer moved to another thread for one operation.
+struct SendPtr(NonNull<u8>);
+
+// SAFETY: the model's thread hands the allocation over and waits (joins)
+// until the other thread is done with it: no concurrent access.
+unsafe impl Send for SendPtr {}
+
+#[derive(Debug, Default)]
+struct Model {
+    items: Vec<Item>,
+    next_id: u64,
+    /// Open captures on this thread.
+    depth: usize,
+    /// The number of the outermost capture open, if any.
+    current: Option<usize>,
+    step: usize,
+    corrupt_at: Option<usize>,
+    summary: CaptureSummary,
+}
+
+impl Model {
+    fn violation(&self, message: String) -> Violation {
+        Violation { step: self.step, message }
+    }
+
+    fn live_bytes(&self) -> usize {
+        self.items.iter().map(|item| item.layout.size()).sum()
+    }
+
+    /// Runs operations until an `Exit` at this level or the end.
+    fn run_level(&mut self, ops: &mut impl Iterator<Item = CaptureOp>) -> Result<(), Violation> {
+        while let Some(op) = ops.next() {
+            self.step += 1;
+            self.summary.ops += 1;
+            match op {
+                CaptureOp::Exit if self.depth > 0 => return Ok(()),
+                CaptureOp::Enter if self.depth < MAX_CAPTURE_DEPTH => self.enter(ops)?,
+                CaptureOp::Alloc { bytes, align_log2, zeroed } => self.alloc(bytes, align_log2, zeroed)?,
+                CaptureOp::Realloc { item, bytes } => self.realloc(item, bytes)?,
+                CaptureOp::Free { item } => self.free(item, false),
+                CaptureOp::FreeElsewhere { item } => self.free(item, true),
+                CaptureOp::AllocElsewhere { bytes } => self.alloc_elsewhere(bytes)?,
+                CaptureOp::Trim => {
+                    trim_capture();
+                }
+                CaptureOp::Enter | CaptureOp::Exit => self.summary.skipped += 1,
+            }
+            self.check()?;
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self, ops: &mut impl Iterator<Item = CaptureOp>) -> Result<(), Violation> {
+        let outermost = self.depth == 0;
+        let before = capture_stats();
+        if outermost {
+            self.summary.captures += 1;
+            self.current = Some(self.summary.captures);
+        }
+        self.depth += 1;
+        let result = capture(|| self.run_level(ops));
+        self.depth -= 1;
+        result?;
+        if outermost {
+            let number = self.current.take();
+            let escaped: Vec<&Item> = self.items.iter().filter(|item| Some(item.origin) == number.map(Origin::Capture)).collect();
+            let expected = (escaped.len() as u64, escaped.iter().map(|item| item.layout.size() as u64).sum::<u64>());
+            let after = capture_stats();
+            let counted = (
+                after.escaped_allocations - before.escaped_allocations,
+                after.escaped_bytes - before.escaped_bytes,
+            );
+            if counted != expected {
+                return Err(self.violation(format!(
+                    "capture exit counted (allocations, bytes) {counted:?} escaped; live from it: {expected:?}"
+                )));
+            }
+            self.summary.escapes += counted.0;
+        }
+        Ok(())
+    }
+
+    /// The origin of a new block of `layout` allocated on this thread now.
+    fn expected_origin(&self, layout: Layout) -> Origin {
+        match self.current {
+            Some(number) if layout.align() <= MAX_CAPTURED_ALIGN => Origin::Capture(number),
+            _ => Origin::Inner,
+        }
+    }
+
+    /// Checks that exactly `expected` allocations were captured since `before`.
+    fn check_captured(&mut self, before: &CaptureStats, expected: bool, what: &str) -> Result<(), Violation> {
+        let captured = capture_stats().captured_allocations - before.captured_allocations;
+        if captured != u64::from(expected) {
+            return Err(self.violation(format!("{what}: {captured} allocations captured, expected {}", u64::from(expected))));
+        }
+        self.summary.captured += captured;
+        Ok(())
+    }
+
+    fn new_item(&mut self, ptr: *mut u8, layout: Layout, origin: Origin) -> Result<Item, Violation> {
+        let ptr = NonNull::new(ptr).ok_or_else(|| self.violation(format!("allocation of {layout:?} failed")))?;
+        self.next_id += 1;
+        Ok(Item { ptr, layout, off: offset_for(self.next_id), origin })
+    }
+
+    fn alloc(&mut self, bytes: u32, align_log2: u8, zeroed: bool) -> Result<(), Violation> {
+        let size = (bytes as usize).clamp(1, MAX_ITEM_BYTES);
+        let layout = Layout::from_size_align(size, 1 << align_log2).expect("a valid layout");
+        if self.live_bytes() + size > LIVE_BUDGET_BYTES {
+            self.summary.skipped += 1;
+            return Ok(());
+        }
+        let before = capture_stats();
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { if zeroed { ARENA.alloc_zeroed(layout) } else { ARENA.alloc(layout) } };
+        let origin = self.expected_origin(layout);
+        let item = self.new_item(ptr, layout, origin)?;
+        let zeros_kept = !zeroed || all_zero(item.bytes());
+        self.items.push(item);
+        self.check_captured(&before, origin != Origin::Inner, "alloc")?;
+        if !zeros_kept {
+            return Err(self.violation(format!("alloc_zeroed({layout:?}) gave a block that is not all zeros")));
+        }
+        self.items.last_mut().expect("just pushed").write_pattern();
+        Ok(())
+    }
+
+    fn realloc(&mut self, item: u8, bytes: u32) -> Result<(), Violation> {
+        if self.items.is_empty() {
+            self.summary.skipped += 1;
+            return Ok(());
+        }
+        let index = usize::from(item) % self.items.len();
+        let (old, new_size) = (&self.items[index], (bytes as usize).clamp(1, MAX_ITEM_BYTES));
+        if self.live_bytes() - old.layout.size() + new_size > LIVE_BUDGET_BYTES {
+            self.summary.skipped += 1;
+            return Ok(());
+        }
+        let before = capture_stats();
+        let (old_ptr, old_layout, old_origin) = (old.ptr, old.layout, old.origin);
+        // SAFETY: the item is live, allocated by `ARENA` with `old_layout`;
+        // `new_size` is non-zero and small.
+        let ptr = unsafe { ARENA.realloc(old_ptr.as_ptr(), old_layout, new_size) };
+        let Some(ptr) = NonNull::new(ptr) else {
+            return Err(self.violation(format!("realloc of {old_layout:?} to {new_size} failed")));
+        };
+        let new_layout = Layout::from_size_align(new_size, old_layout.align()).expect("a valid layout");
+        let moved = ptr != old_ptr;
+        // A captured block that moves goes where a new allocation would; the
+        // inner allocator's blocks stay with it.
+        let origin = if moved && old_origin != Origin::Inner { self.expected_origin(new_layout) } else { old_origin };
+        self.summary.moved += usize::from(moved);
+        let item = &mut self.items[index];
+        (item.ptr, item.layout, item.origin) = (ptr, new_layout, origin);
+        if !item.holds_pattern(old_layout.size().min(new_size)) {
+            return Err(self.violation(format!("realloc of {old_layout:?} to {new_size} lost the contents")));
+        }
+        item.write_pattern();
+        self.check_captured(&before, moved && origin != Origin::Inner, "realloc")
+    }
+
+    fn free(&mut self, item: u8, elsewhere: bool) {
+        if self.items.is_empty() {
+            self.summary.skipped += 1;
+            return;
+        }
+        let item = self.items.swap_remove(usize::from(item) % self.items.len());
+        if elsewhere {
+            self.summary.remote += 1;
+            let (ptr, layout) = (SendPtr(item.ptr), item.layout);
+            std::thread::scope(|threads| {
+                threads.spawn(move || {
+                    let ptr = ptr;
+                    // SAFETY: the item was live, allocated by `ARENA` with
+                    // `layout`, and is no longer in the model.
+                    unsafe { ARENA.dealloc(ptr.0.as_ptr(), layout) };
+                });
+            });
+        } else {
+            // SAFETY: as above, on this thread.
+            unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
+        }
+    }
+
+    fn alloc_elsewhere(&mut self, bytes: u32) -> Result<(), Violation> {
+        let size = (bytes as usize).clamp(1, MAX_ITEM_BYTES);
+        let layout = Layout::from_size_align(size, 8).expect("a valid layout");
+        if self.live_bytes() + size > LIVE_BUDGET_BYTES {
+            self.summary.skipped += 1;
+            return Ok(());
+        }
+        self.summary.remote += 1;
+        let (ptr, captured) = std::thread::scope(|threads| {
+            threads
+                .spawn(move || {
+                    let before = capture_stats();
+                    // SAFETY: `layout` has a non-zero size.
+                    let ptr = capture(|| unsafe { ARENA.alloc(layout) });
+                    (NonNull::new(ptr).map(SendPtr), capture_stats().captured_allocations - before.captured_allocations)
+                })
+                .join()
+                .expect("the allocating thread does not panic")
+        });
+        let ptr = ptr.map_or(std::ptr::null_mut(), |ptr| ptr.0.as_ptr());
+        let mut item = self.new_item(ptr, layout, Origin::OtherThread)?;
+        item.write_pattern();
+        self.items.push(item);
+        if captured != 1 {
+            return Err(self.violation(format!("another thread's capture captured {captured} allocations, not 1")));
+        }
+        Ok(())
+    }
+
+    /// Every live item holds its pattern, is aligned, and overlaps no other.
+    fn check(&mut self) -> Result<(), Violation> {
+        self.summary.checks += 1;
+        if self.corrupt_at == Some(self.step) {
+            if let Some(item) = self.items.first() {
+                // SAFETY: the item is live, at least one byte long, and only
+                // the model refers to it.
+                unsafe { *item.ptr.as_ptr() ^= 1 };
+            }
+        }
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.items.len());
+        for item in &self.items {
+            let addr = item.ptr.as_ptr().addr();
+            if addr % item.layout.align() != 0 {
+                return Err(self.violation(format!("{:?} at {addr:#x} is misaligned", item.layout)));
+            }
+            if !item.holds_pattern(item.layout.size()) {
+                return Err(self.violation(format!(
+                    "{:?} at {addr:#x} ({:?}) no longer holds its pattern",
+                    item.layout, item.origin
+                )));
+            }
+            spans.push((addr, addr + item.layout.size()));
+        }
+        spans.sort_unstable();
+        if let Some(pair) = spans.windows(2).find(|pair| pair[0].1 > pair[1].0) {
+            return Err(self.violation(format!("live blocks overlap: {:#x?} and {:#x?}", pair[0], pair[1])));
+        }
+        Ok(())
+    }
+}
