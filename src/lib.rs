@@ -102,7 +102,10 @@ pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, Sco
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;
 #[cfg(not(loom))]
-pub use capture::{CaptureStats, GlobalArena, capture, capture_stats, trim_capture};
+pub use capture::{
+    CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes, first_capture_escape,
+    trim_capture,
+};
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, trim_pool};

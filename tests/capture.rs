@@ -196,3 +196,32 @@ fn the_arenas_own_bookkeeping_is_never_captured() {
     .join()
     .unwrap();
 }
+
+#[inline(never)]
+fn make_the_escaping_vector() -> Vec<u8> {
+    std::hint::black_box(vec![7_u8; 4321])
+}
+
+#[test]
+fn the_escape_report_names_the_first_escaping_allocation() {
+    let _serial = serial();
+    arena::debug_capture_escapes(true);
+    let kept = capture(|| {
+        // Freed inside: not an escape, though allocated first.
+        drop(std::hint::black_box(vec![1_u8; 777]));
+        let kept = make_the_escaping_vector();
+        let _second = Box::leak(Box::new([3_u8; 99]));
+        kept
+    });
+    // A later capture's escape does not replace the first report.
+    let later = capture(|| vec![5_u8; 55]);
+    arena::debug_capture_escapes(false);
+    let report = arena::first_capture_escape().expect("an escape was reported");
+    assert_eq!(report.bytes, 4321);
+    assert!(
+        report.backtrace.contains("make_the_escaping_vector"),
+        "the backtrace names the allocating function:\n{}",
+        report.backtrace
+    );
+    assert_eq!((kept.len(), later.len()), (4321, 55));
+}

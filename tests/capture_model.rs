@@ -32,7 +32,15 @@ fn escaped_items_survive_later_captures_that_reuse_memory() {
     let mut ops = vec![Enter, alloc(1000), alloc(LARGE), Exit];
     for _ in 0..6 {
         // Each capture frees what it makes, so its runs are reused by the next.
-        ops.extend([Enter, alloc(5000), alloc(LARGE), alloc(60_000), Free { item: 2 }, Free { item: 2 }, Free { item: 2 }]);
+        ops.extend([
+            Enter,
+            alloc(5000),
+            alloc(LARGE),
+            alloc(60_000),
+            Free { item: 2 },
+            Free { item: 2 },
+            Free { item: 2 },
+        ]);
         ops.extend([Exit, Trim]);
     }
     let summary = run_ok(&ops);

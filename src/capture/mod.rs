@@ -10,6 +10,8 @@
 //! in time is reused at once; what escapes keeps its run *quarantined* until
 //! it is freed, from any thread, and is counted in [`CaptureStats`].
 
+#[cfg(not(loom))]
+mod escapes;
 mod live_count;
 #[cfg(not(loom))]
 mod region;
@@ -21,6 +23,8 @@ mod thread;
 #[cfg(loom)]
 pub use live_count::{HOLD, LiveCount};
 
+#[cfg(not(loom))]
+pub use escapes::{EscapeReport, debug_capture_escapes, first_capture_escape};
 #[cfg(not(loom))]
 pub use global::{GlobalArena, capture, capture_stats, trim_capture};
 #[cfg(not(loom))]

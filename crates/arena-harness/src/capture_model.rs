@@ -273,13 +273,12 @@ impl Model {
         result?;
         if outermost {
             let number = self.current.take();
-            let escaped: Vec<&Item> = self.items.iter().filter(|item| Some(item.origin) == number.map(Origin::Capture)).collect();
+            let escaped: Vec<&Item> =
+                self.items.iter().filter(|item| Some(item.origin) == number.map(Origin::Capture)).collect();
             let expected = (escaped.len() as u64, escaped.iter().map(|item| item.layout.size() as u64).sum::<u64>());
             let after = capture_stats();
-            let counted = (
-                after.escaped_allocations - before.escaped_allocations,
-                after.escaped_bytes - before.escaped_bytes,
-            );
+            let counted =
+                (after.escaped_allocations - before.escaped_allocations, after.escaped_bytes - before.escaped_bytes);
             if counted != expected {
                 return Err(self.violation(format!(
                     "capture exit counted (allocations, bytes) {counted:?} escaped; live from it: {expected:?}"
@@ -302,7 +301,9 @@ impl Model {
     fn check_captured(&mut self, before: &CaptureStats, expected: bool, what: &str) -> Result<(), Violation> {
         let captured = capture_stats().captured_allocations - before.captured_allocations;
         if captured != u64::from(expected) {
-            return Err(self.violation(format!("{what}: {captured} allocations captured, expected {}", u64::from(expected))));
+            return Err(
+                self.violation(format!("{what}: {captured} allocations captured, expected {}", u64::from(expected)))
+            );
         }
         self.summary.captured += captured;
         Ok(())
@@ -425,12 +426,12 @@ impl Model {
     /// Every live item holds its pattern, is aligned, and overlaps no other.
     fn check(&mut self) -> Result<(), Violation> {
         self.summary.checks += 1;
-        if self.corrupt_at == Some(self.step) {
-            if let Some(item) = self.items.first() {
-                // SAFETY: the item is live, at least one byte long, and only
-                // the model refers to it.
-                unsafe { *item.ptr.as_ptr() ^= 1 };
-            }
+        if self.corrupt_at == Some(self.step)
+            && let Some(item) = self.items.first()
+        {
+            // SAFETY: the item is live, at least one byte long, and only the
+            // model refers to it.
+            unsafe { *item.ptr.as_ptr() ^= 1 };
         }
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.items.len());
         for item in &self.items {

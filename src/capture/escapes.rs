@@ -1,0 +1,132 @@
+//! The opt-in escape report: with [`debug_capture_escapes`] on, every
+//! captured allocation is recorded with a backtrace until it is freed, and
+//! the first capture to end with allocations still live reports the first of
+//! them (its size and where it was made).
+//!
+//! Slow by design (a backtrace per allocation, a process-wide lock per
+//! allocation and free): a tool for finding what escapes, not for production.
+//! Its own allocations are made with the thread marked busy, so they go to
+//! the inner allocator and are never recorded themselves.
+
+use std::backtrace::Backtrace;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::sync::BusyGuard;
+
+static ON: AtomicBool = AtomicBool::new(false);
+/// Set with `ON` and never cleared: frees forget their allocation's record
+/// even after the report was turned off, so no record outlives its memory.
+static EVER_ON: AtomicBool = AtomicBool::new(false);
+/// Orders recorded allocations, to tell which escape came first.
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+static LIVE: Mutex<BTreeMap<usize, Recorded>> = Mutex::new(BTreeMap::new());
+static FIRST: Mutex<Option<EscapeReport>> = Mutex::new(None);
+
+/// A captured allocation that outlived its capture, as recorded when it was
+/// made. See [`debug_capture_escapes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EscapeReport {
+    /// Its size in bytes when it was allocated.
+    pub bytes: usize,
+    /// The backtrace of its allocation, formatted.
+    pub backtrace: String,
+}
+
+struct Recorded {
+    bytes: usize,
+    /// The capture that made it: its thread's token and capture number.
+    capture: (usize, u64),
+    serial: u64,
+    backtrace: Backtrace,
+}
+
+/// Turns the escape report on or off for the whole process. While on, every
+/// captured allocation records a backtrace (slow), and the first capture
+/// that ends with an allocation still live prints that allocation's size
+/// and backtrace to standard error, once; [`first_capture_escape`] returns it.
+/// Allocations made while it was off are not recorded.
+///
+/// ```
+/// #[global_allocator]
+/// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
+///
+/// fn main() {
+///     arena::debug_capture_escapes(true);
+///     let kept = arena::capture(|| vec![0_u8; 1234]);
+///     arena::debug_capture_escapes(false);
+///     let report = arena::first_capture_escape().expect("the vector escaped");
+///     assert_eq!(report.bytes, 1234);
+///     assert!(!report.backtrace.is_empty());
+///     drop(kept);
+/// }
+/// ```
+pub fn debug_capture_escapes(on: bool) {
+    if on {
+        EVER_ON.store(true, Ordering::Relaxed);
+    }
+    ON.store(on, Ordering::Relaxed);
+}
+
+/// The first escape reported since [`debug_capture_escapes`] was turned on
+/// for the first time, if any.
+///
+/// ```
+/// assert!(arena::first_capture_escape().is_none());
+/// ```
+pub fn first_capture_escape() -> Option<EscapeReport> {
+    let _busy = BusyGuard::raise();
+    FIRST.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Whether allocations are being recorded.
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Whether allocations were ever recorded.
+#[inline(always)]
+pub(crate) fn ever_on() -> bool {
+    EVER_ON.load(Ordering::Relaxed)
+}
+
+/// Records a captured allocation of `bytes` at `addr`, made by `capture`.
+pub(crate) fn record(addr: usize, bytes: usize, capture: (usize, u64)) {
+    let _busy = BusyGuard::raise();
+    let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+    let recorded = Recorded { bytes, capture, serial, backtrace: Backtrace::force_capture() };
+    let replaced = LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(addr, recorded);
+    drop(replaced);
+}
+
+/// Forgets the allocation at `addr`, if it was recorded: it was freed.
+pub(crate) fn forget(addr: usize) {
+    let _busy = BusyGuard::raise();
+    let removed = LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&addr);
+    // Dropped outside the lock (its memory came from the inner allocator).
+    drop(removed);
+}
+
+/// Called as `capture` ends with allocations still live: reports the first
+/// of them if no escape was reported yet.
+pub(crate) fn report_first(capture: (usize, u64)) {
+    let _busy = BusyGuard::raise();
+    let mut first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
+    if first.is_some() {
+        return;
+    }
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(escape) = live.values().filter(|r| r.capture == capture).min_by_key(|r| r.serial) else {
+        return;
+    };
+    let report = EscapeReport { bytes: escape.bytes, backtrace: escape.backtrace.to_string() };
+    drop(live);
+    eprintln!(
+        "arena: the first captured allocation to escape its capture: {} bytes, allocated at\n{}",
+        report.bytes, report.backtrace
+    );
+    *first = Some(report);
+}
