@@ -324,13 +324,19 @@ mod tests {
         assert_eq!(run_class(9), Some((8, 10)));
         assert_eq!(run_class(16), Some((11, 16)));
         assert_eq!(run_class(17), Some((12, 20)));
-        let mut last = (0, 0);
+        let mut last: Option<(usize, usize)> = None;
         for chunks in 1..100_000 {
             let Some((class, class_chunks)) = run_class(chunks) else { break };
             assert!(class_chunks >= chunks && class_chunks - chunks <= chunks / 4 + 1, "{chunks} -> {class_chunks}");
-            assert!(class >= last.0 && (class > last.0 || class_chunks == last.1), "classes grow with the length");
+            if let Some((last_class, last_chunks)) = last {
+                // A class is one length: the next length opens the next class.
+                let same = class == last_class && class_chunks == last_chunks;
+                let next = class == last_class + 1 && class_chunks > last_chunks;
+                assert!(same || next, "classes grow with the length: {chunks} -> {class}");
+            }
             assert_eq!(run_class(class_chunks), Some((class, class_chunks)), "a class's length is in the class");
-            last = (class, class_chunks);
+            last = Some((class, class_chunks));
         }
+        assert!(last.is_some_and(|(class, _)| class > 12), "the loop reached the quarter-step classes");
     }
 }
