@@ -85,6 +85,7 @@ mod large;
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod pool;
 mod scope;
+mod simd;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod slab;

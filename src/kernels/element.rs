@@ -44,6 +44,14 @@ pub(crate) mod sealed {
         fn lesser(self, rhs: Self) -> Self;
         /// The larger of the two; NaN if either is NaN.
         fn greater(self, rhs: Self) -> Self;
+        /// The SIMD micro-kernel of the matrix product for this type on
+        /// this CPU, if there is one. (The trait is sealed: no code outside
+        /// the crate can name it, so the crate-private type is not exposed.)
+        #[inline(always)]
+        #[allow(private_interfaces)]
+        fn simd_micro_kernel() -> Option<crate::simd::MicroKernel<Self>> {
+            None
+        }
     }
 }
 
@@ -86,6 +94,11 @@ macro_rules! float_element {
             fn lesser(self, rhs: Self) -> Self { if self.is_nan() || self < rhs { self } else { rhs } }
             #[inline(always)]
             fn greater(self, rhs: Self) -> Self { if self.is_nan() || self > rhs { self } else { rhs } }
+            #[inline(always)]
+            #[allow(private_interfaces)]
+            fn simd_micro_kernel() -> Option<crate::simd::MicroKernel<Self>> {
+                crate::simd::MicroKernel::<$t>::detect()
+            }
         }
         impl Element for $t {}
     )*};

@@ -1,10 +1,14 @@
 //! `matmul`: blocked, packed matrix product of row-major matrices.
 //!
-//! The loops follow the BLIS layout. For each block of [`NC`] columns of `b`
-//! and [`KC`] of the shared dimension, that block of `b` is packed into
-//! micro-panels of [`NR`] columns (one buffer, from the allocator the caller
-//! gives). Then each block of [`MC`] rows of `a` is packed into micro-panels
-//! of [`MR`] rows and multiplied, micro-tile by micro-tile, into the output.
+//! The loops follow the BLIS layout. For each block of about [`NC`] columns
+//! of `b` and [`KC`] of the shared dimension, that block of `b` is packed
+//! into micro-panels of `nr` columns (one buffer, from the allocator the
+//! caller gives). Then each block of [`MC`] rows of `a` is packed into
+//! micro-panels of `mr` rows and multiplied, micro-tile by micro-tile, into
+//! the output. The micro-tile is the CPU's SIMD kernel for `f32` and `f64`
+//! where there is one (`crate::simd`: AVX-512 or AVX2 + FMA, detected at
+//! run time; it adds its tile to the output in place), otherwise a portable
+//! 4 × 4 one.
 //! The row blocks are independent, so large products run them as rayon
 //! tasks; each task packs its rows of `a` into a buffer from its own
 //! thread's arena (`arena::scope` inside the task), never from the caller's
@@ -16,17 +20,19 @@ use allocator_api2::vec::Vec;
 use rayon::prelude::*;
 
 use super::element::Element;
-use super::output::{check_len, checked_product, vec_with_capacity_in, vec_zeroed_in};
+use super::output::{check_len, checked_product, vec_zeroed_in};
+use crate::simd::{MAX_TILE, MicroKernel};
 
-/// Rows of a micro-tile (and of a packed micro-panel of `a`).
-const MR: usize = 4;
-/// Columns of a micro-tile (and of a packed micro-panel of `b`).
-const NR: usize = 4;
+/// Rows of the portable micro-tile.
+const PORTABLE_MR: usize = 4;
+/// Columns of the portable micro-tile.
+const PORTABLE_NR: usize = 4;
 /// Length of a packed block along the shared dimension `k`.
 const KC: usize = 256;
-/// Rows of `a` packed at once: one rayon task. A multiple of [`MR`].
-const MC: usize = 64;
-/// Columns of `b` packed at once. A multiple of [`NR`].
+/// Rows of `a` packed at once: one rayon task. A multiple of every
+/// micro-tile's row count (4, 6, 8).
+const MC: usize = 96;
+/// Columns of `b` packed at once, rounded down to whole micro-panels.
 const NC: usize = 1024;
 
 /// Products of at least this many multiply-adds (`m * k * n`) with more than
@@ -39,7 +45,9 @@ pub const MATMUL_PARALLEL_THRESHOLD: usize = 1 << 18;
 /// returning.
 ///
 /// For floats, each output element is the sum of its `k` products added in
-/// order (blocks of 256 at a time), each product rounded; integers wrap.
+/// order (blocks of 256 at a time); on a CPU with AVX2 and FMA each product
+/// is fused into the running sum (one rounding, as BLAS does), elsewhere it
+/// is rounded first. Integers wrap.
 /// Large products run in parallel (see [`MATMUL_PARALLEL_THRESHOLD`]) with
 /// bit-identical results.
 ///
@@ -115,6 +123,45 @@ fn check_inputs<T>(kernel: &str, a: &[T], b: &[T], m: usize, k: usize, n: usize)
     check_len(kernel, "`b`", b.len(), "k * n", checked_product(kernel, "k * n", k, n));
 }
 
+/// The micro-kernel a product runs: the CPU's SIMD one, or the portable one.
+#[derive(Clone, Copy)]
+enum Tiles<T> {
+    Simd(MicroKernel<T>),
+    Portable,
+}
+
+impl<T: Element> Tiles<T> {
+    fn for_this_cpu() -> Tiles<T> {
+        T::simd_micro_kernel().map_or(Tiles::Portable, Tiles::Simd)
+    }
+
+    /// Rows of a tile.
+    fn mr(&self) -> usize {
+        match self {
+            Tiles::Simd(kernel) => kernel.mr(),
+            Tiles::Portable => PORTABLE_MR,
+        }
+    }
+
+    /// Columns of a tile.
+    fn nr(&self) -> usize {
+        match self {
+            Tiles::Simd(kernel) => kernel.nr(),
+            Tiles::Portable => PORTABLE_NR,
+        }
+    }
+
+    /// Adds `a_panel × b_panel` to the `mr × nr` tile at the start of
+    /// `out`, whose rows are `row_stride` apart.
+    #[inline(always)]
+    fn add_tile(&self, a_panel: &[T], b_panel: &[T], out: &mut [T], row_stride: usize) {
+        match self {
+            Tiles::Simd(kernel) => kernel.add_tile(a_panel, b_panel, out, row_stride),
+            Tiles::Portable => portable_add_tile(a_panel, b_panel, out, row_stride),
+        }
+    }
+}
+
 /// `out += a × b`; the caller has checked all lengths.
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
@@ -131,32 +178,37 @@ fn multiply<T: Element, A: Allocator>(
     if m == 0 || n == 0 || k == 0 {
         return;
     }
+    let tiles = Tiles::<T>::for_this_cpu();
+    let (mr, nr) = (tiles.mr(), tiles.nr());
+    debug_assert!(MC.is_multiple_of(mr) && mr * nr <= MAX_TILE, "tile shape");
+    let nc_step = NC / nr * nr;
     let parallel = m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
-    let a_panel_len = m.min(MC).next_multiple_of(MR) * k.min(KC);
-    let b_panel_len = k.min(KC) * n.min(NC).next_multiple_of(NR);
+    let a_panel_len = m.min(MC).next_multiple_of(mr) * k.min(KC);
+    let b_panel_len = k.min(KC) * n.min(nc_step).next_multiple_of(nr);
     // At most `m * n`, which `out` holds: no overflow.
     let block_len = m.min(MC) * n;
-    let mut packed_b = vec_with_capacity_in(kernel, b_panel_len, &scratch);
+    // Zeroed once (a `memset`, or nothing for fresh pages), then packed
+    // over block after block.
+    let mut packed_b = vec_zeroed_in(kernel, b_panel_len, &scratch);
     // Parallel tasks pack `a` in their own thread's arena instead.
-    let mut packed_a = vec_with_capacity_in(kernel, if parallel { 0 } else { a_panel_len }, &scratch);
-    for jc in (0..n).step_by(NC) {
-        let nc = NC.min(n - jc);
+    let mut packed_a = vec_zeroed_in(kernel, if parallel { 0 } else { a_panel_len }, &scratch);
+    for jc in (0..n).step_by(nc_step) {
+        let nc = nc_step.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            packed_b.clear();
-            pack_b(b, n, pc..pc + kc, jc..jc + nc, &mut packed_b);
-            let b_block = BlockOfB { packed: &packed_b, kc, jc, nc };
+            let packed_b = &mut packed_b[..kc * nc.next_multiple_of(nr)];
+            pack_b(b, n, pc..pc + kc, jc..jc + nc, nr, packed_b);
+            let b_block = BlockOfB { packed: packed_b, kc, jc, nc };
             if parallel {
                 out.par_chunks_mut(block_len).enumerate().for_each(|(block, rows)| {
                     crate::scope(|worker| {
-                        let mut packed_a = vec_with_capacity_in(kernel, a_panel_len, worker);
-                        row_block(a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                        let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
+                        row_block(&tiles, a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
                     });
                 });
             } else {
                 for (block, rows) in out.chunks_mut(block_len).enumerate() {
-                    packed_a.clear();
-                    row_block(a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                    row_block(&tiles, a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
                 }
             }
         }
@@ -165,43 +217,76 @@ fn multiply<T: Element, A: Allocator>(
 
 /// A packed block of `b`: rows `pc..pc + kc` (implicit) and columns `jc..jc + nc`.
 struct BlockOfB<'p, T> {
-    /// `nc.div_ceil(NR)` micro-panels of `kc * NR` elements each.
+    /// `nc.div_ceil(nr)` micro-panels of `kc * nr` elements each.
     packed: &'p [T],
     kc: usize,
     jc: usize,
     nc: usize,
 }
 
-/// Packs `b[rows, cols]` into micro-panels of [`NR`] columns, zero-padded:
-/// panel after panel, and within a panel row after row.
-fn pack_b<T: Element, A: Allocator>(
+/// Packs `b[rows, cols]` into `packed`: micro-panels of `nr` columns,
+/// zero-padded, panel after panel, and within a panel row after row.
+fn pack_b<T: Element>(
     b: &[T],
     n: usize,
     rows: std::ops::Range<usize>,
     cols: std::ops::Range<usize>,
-    packed: &mut Vec<T, A>,
+    nr: usize,
+    packed: &mut [T],
 ) {
-    for panel in cols.clone().step_by(NR) {
-        for row in rows.clone() {
-            let line = &b[row * n..(row + 1) * n];
-            packed.extend((panel..panel + NR).map(|col| if col < cols.end { line[col] } else { T::zero() }));
+    let panels = cols.clone().step_by(nr).zip(packed.chunks_exact_mut(nr * rows.len()));
+    for (panel, destination) in panels {
+        let width = nr.min(cols.end - panel);
+        for (row, packed_row) in rows.clone().zip(destination.chunks_exact_mut(nr)) {
+            packed_row[..width].copy_from_slice(&b[row * n + panel..][..width]);
+            packed_row[width..].fill(T::zero());
         }
     }
 }
 
-/// Packs `a[rows, depth]` (row-major with `k` columns) into micro-panels of
-/// [`MR`] rows, zero-padded: panel after panel, and within a panel column
-/// after column.
-fn pack_a<T: Element, A: Allocator>(
+/// Packs `a[rows, depth]` (row-major with `k` columns) into `packed`:
+/// micro-panels of `mr` rows, zero-padded, panel after panel, and within a
+/// panel column after column.
+fn pack_a<T: Element>(
     a: &[T],
     k: usize,
     rows: std::ops::Range<usize>,
     depth: std::ops::Range<usize>,
-    packed: &mut Vec<T, A>,
+    mr: usize,
+    packed: &mut [T],
 ) {
-    for panel in rows.clone().step_by(MR) {
-        for p in depth.clone() {
-            packed.extend((panel..panel + MR).map(|row| if row < rows.end { a[row * k + p] } else { T::zero() }));
+    let kc = depth.len();
+    for (panel, destination) in rows.clone().step_by(mr).zip(packed.chunks_exact_mut(mr * kc)) {
+        let height = mr.min(rows.end - panel);
+        let first = panel * k + depth.start;
+        // A constant height unrolls the gather across the panel's rows.
+        match (height == mr, mr) {
+            (true, 4) => pack_full_a_panel::<T, 4>(&a[first..], k, destination),
+            (true, 6) => pack_full_a_panel::<T, 6>(&a[first..], k, destination),
+            (true, 8) => pack_full_a_panel::<T, 8>(&a[first..], k, destination),
+            _ => {
+                for (r, line) in a[first..].chunks(k).take(height).enumerate() {
+                    for (step, &value) in destination[r..].iter_mut().step_by(mr).zip(&line[..kc]) {
+                        *step = value;
+                    }
+                }
+                for step in destination.chunks_exact_mut(mr) {
+                    step[height..].fill(T::zero());
+                }
+            }
+        }
+    }
+}
+
+/// Packs `MR` whole rows, `k` apart from the start of `a`, of
+/// `destination.len() / MR` elements each, column after column.
+#[inline(always)]
+fn pack_full_a_panel<T: Element, const MR: usize>(a: &[T], k: usize, destination: &mut [T]) {
+    let kc = destination.len() / MR;
+    let lines: [&[T]; MR] = std::array::from_fn(|r| &a[r * k..][..kc]);
+    for (step, column) in destination.chunks_exact_mut(MR).enumerate() {
+        for (value, line) in column.iter_mut().zip(&lines) {
+            *value = line[step];
         }
     }
 }
@@ -209,7 +294,8 @@ fn pack_a<T: Element, A: Allocator>(
 /// Adds the product of the rows of `a` starting at `ic` (as many as `out_rows`
 /// holds) with the packed block of `b` into `out_rows`.
 #[allow(clippy::too_many_arguments)]
-fn row_block<T: Element, A: Allocator>(
+fn row_block<T: Element>(
+    tiles: &Tiles<T>,
     a: &[T],
     k: usize,
     ic: usize,
@@ -217,20 +303,30 @@ fn row_block<T: Element, A: Allocator>(
     out_rows: &mut [T],
     n: usize,
     b_block: &BlockOfB<'_, T>,
-    packed_a: &mut Vec<T, A>,
+    packed_a: &mut [T],
 ) {
     let &BlockOfB { packed: packed_b, kc, jc, nc } = b_block;
+    let (mr, nr) = (tiles.mr(), tiles.nr());
     let mc = out_rows.len() / n;
-    pack_a(a, k, ic..ic + mc, pc..pc + kc, packed_a);
-    for (jr, b_panel) in packed_b.chunks_exact(kc * NR).enumerate() {
-        let col = jc + jr * NR;
-        let cols = NR.min(jc + nc - col);
-        for (ir, a_panel) in packed_a.chunks_exact(kc * MR).enumerate() {
-            let tile = micro_tile(a_panel, b_panel);
-            let rows = MR.min(mc - ir * MR);
-            for (r, tile_row) in tile.iter().enumerate().take(rows) {
-                let start = (ir * MR + r) * n + col;
-                for (o, &t) in out_rows[start..start + cols].iter_mut().zip(tile_row) {
+    let packed_a = &mut packed_a[..mc.next_multiple_of(mr) * kc];
+    pack_a(a, k, ic..ic + mc, pc..pc + kc, mr, packed_a);
+    let mut edge = [T::zero(); MAX_TILE];
+    for (jr, b_panel) in packed_b.chunks_exact(kc * nr).enumerate() {
+        let col = jc + jr * nr;
+        let cols = nr.min(jc + nc - col);
+        for (ir, a_panel) in packed_a.chunks_exact(kc * mr).enumerate() {
+            let rows = mr.min(mc - ir * mr);
+            let start = ir * mr * n + col;
+            if rows == mr && cols == nr {
+                tiles.add_tile(a_panel, b_panel, &mut out_rows[start..], n);
+                continue;
+            }
+            // A tile cut by the matrix's edge: computed aside, added in part.
+            let edge = &mut edge[..mr * nr];
+            edge.fill(T::zero());
+            tiles.add_tile(a_panel, b_panel, edge, nr);
+            for (out_row, edge_row) in out_rows[start..].chunks_mut(n).zip(edge.chunks_exact(nr)).take(rows) {
+                for (o, &t) in out_row[..cols].iter_mut().zip(edge_row) {
                     *o = o.plus(t);
                 }
             }
@@ -238,17 +334,22 @@ fn row_block<T: Element, A: Allocator>(
     }
 }
 
-/// The [`MR`] × [`NR`] product of a packed micro-panel of `a` and one of `b`.
+/// The portable micro-tile: adds `a_panel × b_panel` to the
+/// [`PORTABLE_MR`] × [`PORTABLE_NR`] tile at the start of `out`.
 #[inline(always)]
-fn micro_tile<T: Element>(a_panel: &[T], b_panel: &[T]) -> [[T; NR]; MR] {
-    let mut tile = [[T::zero(); NR]; MR];
-    for (a_col, b_row) in a_panel.chunks_exact(MR).zip(b_panel.chunks_exact(NR)) {
-        let b_row: [T; NR] = std::array::from_fn(|c| b_row[c]);
-        for (tile_row, &a_value) in tile.iter_mut().zip(a_col) {
-            for (t, &b_value) in tile_row.iter_mut().zip(&b_row) {
+fn portable_add_tile<T: Element>(a_panel: &[T], b_panel: &[T], out: &mut [T], row_stride: usize) {
+    let mut rows = [[T::zero(); PORTABLE_NR]; PORTABLE_MR];
+    for (a_step, b_step) in a_panel.chunks_exact(PORTABLE_MR).zip(b_panel.chunks_exact(PORTABLE_NR)) {
+        let b_step: [T; PORTABLE_NR] = std::array::from_fn(|c| b_step[c]);
+        for (row, &a_value) in rows.iter_mut().zip(a_step) {
+            for (t, &b_value) in row.iter_mut().zip(&b_step) {
                 *t = t.plus(a_value.times(b_value));
             }
         }
     }
-    tile
+    for (out_row, row) in out.chunks_mut(row_stride).zip(&rows) {
+        for (o, &t) in out_row[..PORTABLE_NR].iter_mut().zip(row) {
+            *o = o.plus(t);
+        }
+    }
 }

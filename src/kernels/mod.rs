@@ -47,7 +47,11 @@
 //!   several types cast to one, [`CastParts`]), [`concat_promoted_in`] (two
 //!   types joined as NumPy would, [`Promote`]);
 //! - constructors: [`zeros_in`], [`from_fn_in`];
-//! - [`matmul_in`]: blocked, packed, row-major matrix product;
+//! - [`matmul_in`]: blocked, packed, row-major matrix product, with SIMD
+//!   micro-kernels for `f32` and `f64` chosen at run time (AVX-512 or
+//!   AVX2 + FMA, in the crate's private `simd` module: the kernels stay free
+//!   of `unsafe`), level with `matrixmultiply` from 256 × 256 on; its
+//!   packing buffers come from the allocator it is given;
 //! - with the `ndarray` feature, `kernels::ndarray::{view, view_mut}`:
 //!   zero-copy `ndarray` views of scoped arrays.
 //!
@@ -76,7 +80,8 @@
 //!   arena (`arena::scope` inside the task), never from the caller's
 //!   allocator — a `&Scope` cannot cross threads anyway.
 //!
-//! The kernels contain no `unsafe` code.
+//! The kernels contain no `unsafe` code; the matrix product's SIMD tiles are
+//! reached through a safe interface that checks every length.
 #![forbid(unsafe_code)]
 
 mod cast;

@@ -155,7 +155,9 @@ type Matrices<T> = (Vec<T>, Vec<T>, usize, usize, usize);
 
 fn matrices<T: Num>() -> BoxedStrategy<Matrices<T>> {
     // Small shapes, plus deep ones that cross the 256-deep packing block.
-    let shapes = prop_oneof![(0..12_usize, 0..12_usize, 0..20_usize), (1..6_usize, 250..300_usize, 1..12_usize)];
+    // The first range holds whole SIMD tiles (8 × 16 for f64, 8 × 32 for
+    // f32 with AVX-512; 6 × 8 and 6 × 16 with AVX2) and cut ones.
+    let shapes = prop_oneof![(0..20_usize, 0..12_usize, 0..40_usize), (1..6_usize, 250..300_usize, 1..12_usize)];
     shapes.prop_flat_map(|(m, k, n)| (vec_of(m * k), vec_of(k * n), Just(m), Just(k), Just(n))).boxed()
 }
 
@@ -701,7 +703,7 @@ fn matmul_packs_in_the_given_allocator_and_returns_the_buffers() {
 fn parallel_matmul_packs_a_in_the_workers_arenas() {
     let (made, live) = (Cell::new(0), Cell::new(0));
     let counting = Counting { made: &made, live: &live };
-    let (m, k, n) = (200, 40, 40); // 320 000 multiply-adds, four row blocks
+    let (m, k, n) = (200, 40, 40); // 320 000 multiply-adds, three row blocks
     assert!(m * k * n >= kernels::MATMUL_PARALLEL_THRESHOLD);
     let a: Vec<f32> = (0..m * k).map(f32::from_index).collect();
     let b: Vec<f32> = (0..k * n).map(f32::from_index).collect();
@@ -804,7 +806,7 @@ fn large_reductions_match_the_reference_and_one_thread_to_the_bit() {
 #[test]
 fn large_matmul_matches_the_reference_and_one_thread_to_the_bit() {
     fn check<A: Allocator + Copy>(alloc: A) {
-        let (m, k, n) = (130, 70, 40); // three row blocks, 364 000 multiply-adds
+        let (m, k, n) = (130, 70, 40); // two row blocks, 364 000 multiply-adds
         assert!(m * k * n >= kernels::MATMUL_PARALLEL_THRESHOLD);
         let (a, b) = (large_input::<f64>(m * k, 1), large_input::<f64>(k * n, 2));
         check_matmul(alloc, (&a, &b, m, k, n));
@@ -815,6 +817,40 @@ fn large_matmul_matches_the_reference_and_one_thread_to_the_bit() {
         check_matmul(alloc, (&ai, &bi, m, k, n));
     }
     on_three_allocators!(check());
+}
+
+#[test]
+fn matmul_tiles_cut_by_every_edge_and_block_match_the_reference() {
+    fn check<A: Allocator + Copy>(alloc: A) {
+        // 37 rows: whole tiles and a cut one; 260 deep: two packing blocks;
+        // 1040 columns: two column blocks, the second cut inside a tile.
+        let (m, k, n) = (37, 260, 1040);
+        check_matmul(alloc, (&large_input::<f64>(m * k, 1), &large_input::<f64>(k * n, 2), m, k, n));
+        check_matmul(alloc, (&large_input::<f32>(m * k, 3), &large_input::<f32>(k * n, 4), m, k, n));
+    }
+    on_one_thread(|| on_three_allocators!(check()));
+}
+
+#[test]
+fn matmul_in_a_scope_makes_no_system_allocation_once_warm() {
+    let (m, k, n) = (300, 300, 300); // packing blocks of 600 KiB: large blocks
+    let (a, b) = (large_input::<f64>(m * k, 1), large_input::<f64>(k * n, 2));
+    let mut out = vec![0.0; m * n];
+    let system_calls = || {
+        let stats = arena::stats();
+        (stats.system_allocations, stats.mmaps)
+    };
+    // One thread, so that every call (and every rayon task) uses its arena.
+    on_one_thread(|| {
+        arena::scope(|s| kernels::matmul_into(&a, &b, m, k, n, &mut out, s));
+        let warm = system_calls();
+        for _ in 0..5 {
+            arena::scope(|s| kernels::matmul_into(&a, &b, m, k, n, &mut out, s));
+        }
+        assert_eq!(system_calls(), warm, "system allocations or mappings per call once warm");
+    });
+    let expected = kernels::matmul_in(&a, &b, m, k, n, Global);
+    assert_eq!(out, expected[..]);
 }
 
 #[test]

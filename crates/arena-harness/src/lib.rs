@@ -103,12 +103,15 @@
 
 use std::fmt;
 
+// Capture is not part of the crate built for the loom models.
+#[cfg(not(loom))]
 mod capture_model;
 mod decode;
 mod model;
 mod pattern;
 mod raw;
 
+#[cfg(not(loom))]
 pub use capture_model::{
     CaptureOp, CaptureSummary, MAX_CAPTURE_DEPTH, decode_capture, run_capture, run_capture_corrupting,
 };
