@@ -34,64 +34,44 @@ trait Float: kernels::Element + Copy + 'static {
     fn matrixmultiply(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self]);
 }
 
-impl Float for f64 {
-    const NAME: &'static str = "f64";
-    fn from_index(i: usize) -> f64 {
-        (i % 17) as f64 * 0.25 - 2.0
-    }
-    fn matrixmultiply(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-        assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
-        // SAFETY: the three row-major buffers hold `m*k`, `k*n` and `m*n`
-        // elements (asserted), which the strides below address exactly.
-        unsafe {
-            matrixmultiply::dgemm(
-                m,
-                k,
-                n,
-                1.0,
-                a.as_ptr(),
-                k as isize,
-                1,
-                b.as_ptr(),
-                n as isize,
-                1,
-                0.0,
-                c.as_mut_ptr(),
-                n as isize,
-                1,
-            );
+/// `Float` for a type whose matrixmultiply routine is `$gemm`.
+macro_rules! float {
+    ($t:ty, $gemm:path) => {
+        impl Float for $t {
+            const NAME: &'static str = stringify!($t);
+            fn from_index(i: usize) -> $t {
+                (i % 17) as $t * 0.25 - 2.0
+            }
+            fn matrixmultiply(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t]) {
+                assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
+                let (k_stride, n_stride) = (k as isize, n as isize);
+                // SAFETY: the three row-major buffers hold `m*k`, `k*n` and
+                // `m*n` elements (asserted), which the strides address exactly.
+                unsafe {
+                    $gemm(
+                        m,
+                        k,
+                        n,
+                        1.0,
+                        a.as_ptr(),
+                        k_stride,
+                        1,
+                        b.as_ptr(),
+                        n_stride,
+                        1,
+                        0.0,
+                        c.as_mut_ptr(),
+                        n_stride,
+                        1,
+                    )
+                };
+            }
         }
-    }
+    };
 }
 
-impl Float for f32 {
-    const NAME: &'static str = "f32";
-    fn from_index(i: usize) -> f32 {
-        (i % 17) as f32 * 0.25 - 2.0
-    }
-    fn matrixmultiply(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-        assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
-        // SAFETY: as for `f64`.
-        unsafe {
-            matrixmultiply::sgemm(
-                m,
-                k,
-                n,
-                1.0,
-                a.as_ptr(),
-                k as isize,
-                1,
-                b.as_ptr(),
-                n as isize,
-                1,
-                0.0,
-                c.as_mut_ptr(),
-                n as isize,
-                1,
-            );
-        }
-    }
-}
+float!(f64, matrixmultiply::dgemm);
+float!(f32, matrixmultiply::sgemm);
 
 /// `c = a × b` with `gemm` (row-major: column stride 1, row stride the width).
 fn gemm_crate<T: Float>(m: usize, k: usize, n: usize, a: &[T], b: &[T], c: &mut [T], threads: usize) {
