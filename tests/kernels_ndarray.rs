@@ -89,3 +89,68 @@ fn zeros_is_a_two_dimensional_temporary_in_the_scope() {
     });
     assert_eq!(arena::stats().bytes_in_use, 0);
 }
+
+// ------------------------------------------------- ndarray in, ndarray out
+
+/// `ndarray`'s own product, for reference.
+fn reference_product(a: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
+    a.dot(b)
+}
+
+#[test]
+fn matmul_of_arrays_and_views_in_any_layout_matches_ndarray() {
+    let a = Array2::from_shape_fn((37, 20), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+    let b = Array2::from_shape_fn((20, 45), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
+    let expected = reference_product(&a, &b);
+    let before = arena::stats().bytes_in_use;
+    arena::scope(|s| {
+        let c = kernels::ndarray::matmul(s, &a, &b.view());
+        assert_eq!(c.shape(), [37, 45]);
+        assert!(c.is_standard_layout());
+        // Small integers and halves: every product and sum is exact.
+        assert_eq!(c, expected);
+        assert!(arena::stats().bytes_in_use >= before + 37 * 45 * 8, "the result is in the scope");
+        // A transposed view (column-major) is copied first, not misread.
+        let bt = b.t().to_owned();
+        let at = a.t().to_owned();
+        let c_t = kernels::ndarray::matmul(s, &at.t(), &bt.t()); // a and b, column-major
+        assert_eq!(c_t, expected);
+        let strided = kernels::ndarray::matmul(s, &a.slice(ndarray::s![..;2, ..]), &b);
+        assert_eq!(strided, reference_product(&a.slice(ndarray::s![..;2, ..]).to_owned(), &b));
+    });
+    assert_eq!(arena::stats().bytes_in_use, before);
+}
+
+#[test]
+#[should_panic(expected = "arena::kernels::ndarray::matmul: `a` is 2 × 3 but `b` is 2 × 2")]
+fn matmul_of_mismatched_arrays_names_both_shapes() {
+    arena::scope(|s| {
+        kernels::ndarray::matmul(s, &Array2::<f32>::zeros((2, 3)), &Array2::zeros((2, 2)));
+    });
+}
+
+#[test]
+fn elementwise_kernels_keep_the_shape_and_read_any_layout() {
+    let a = Array2::from_shape_fn((4, 6), |(i, j)| (i * 6 + j) as i64 + 1);
+    let b = Array2::from_shape_fn((6, 4), |(i, j)| (i * 4 + j) as i64 + 2);
+    arena::scope(|s| {
+        let bt = b.t(); // 4 × 6, column-major
+        assert_eq!(kernels::ndarray::add(s, &a, &bt), &a + &bt);
+        assert_eq!(kernels::ndarray::sub(s, &a.view(), &bt), &a - &bt);
+        assert_eq!(kernels::ndarray::mul(s, &a, &bt), &a * &bt);
+        assert_eq!(kernels::ndarray::div(s, &a, &bt), &a / &bt);
+        let squares = kernels::ndarray::map(s, &bt, |x| (x * x) as f64);
+        assert_eq!(squares, bt.mapv(|x| (x * x) as f64));
+        assert_eq!(squares.shape(), [4, 6]);
+        let dynamic = a.clone().into_dyn();
+        assert_eq!(kernels::ndarray::add(s, &dynamic, &dynamic), &dynamic * 2);
+    });
+}
+
+#[test]
+#[should_panic(expected = "arena::kernels::ndarray::add: `a` has shape [2, 3] but `b` has shape [3, 2]")]
+fn elementwise_kernels_refuse_different_shapes() {
+    arena::scope(|s| {
+        kernels::ndarray::add(s, &Array2::<f64>::zeros((2, 3)), &Array2::zeros((3, 2)));
+    });
+}

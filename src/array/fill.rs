@@ -96,19 +96,20 @@ pub(crate) fn push_within_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: 
     }
 }
 
-/// Fills an empty vector with room for `len` elements with the items of
+/// Appends `len` elements to a vector with room for them: the items of
 /// `items(range)` for consecutive ranges covering `0..len`, each written
-/// once, straight into the vector's memory; with `chunk_len`, the ranges are
-/// that long and filled by rayon tasks. Then the length is `len`.
+/// once, straight into the vector's spare capacity; with `chunk_len`, the
+/// ranges are that long and filled by rayon tasks. Then the length grows by
+/// `len`.
 ///
 /// This is the kernels' output writer: no zeroing first, and no `unsafe` in
 /// the kernels. If an item iterator panics or ends early (a panic too), the
-/// vector stays empty; elements already written are leaked, not dropped
-/// (the kernels' elements are plain numbers).
+/// vector keeps its length; elements already written past it are leaked,
+/// not dropped (the kernels' elements are plain numbers).
 ///
 /// # Panics
-/// If `vec` is not empty or has room for fewer than `len` elements, or if an
-/// iterator yields fewer items than its range is long.
+/// If `vec` has room for fewer than `len` more elements, or if an iterator
+/// yields fewer items than its range is long.
 pub(crate) fn write_once<T, A, I>(
     vec: &mut Vec<T, A>,
     len: usize,
@@ -119,8 +120,6 @@ pub(crate) fn write_once<T, A, I>(
     A: Allocator,
     I: Iterator<Item = T>,
 {
-    use rayon::prelude::*;
-    assert!(vec.is_empty() && vec.capacity() >= len, "write_once needs an empty vector with room for {len}");
     let write = |at: usize, slots: &mut [MaybeUninit<T>]| {
         let (range, mut written) = (at..at + slots.len(), 0);
         for (slot, item) in slots.iter_mut().zip(items(range)) {
@@ -129,6 +128,45 @@ pub(crate) fn write_once<T, A, I>(
         }
         assert_eq!(written, slots.len(), "an output iterator ended before its range");
     };
+    fill_spare_slots(vec, len, chunk_len, write);
+}
+
+/// Appends a copy of `part` to a vector with room for it (`memcpy`; with
+/// `chunk_len`, in chunks of that length in rayon tasks).
+///
+/// # Panics
+/// If `vec` has room for fewer than `part.len()` more elements.
+pub(crate) fn write_copy_once<T, A>(vec: &mut Vec<T, A>, part: &[T], chunk_len: Option<usize>)
+where
+    T: Copy + Send + Sync,
+    A: Allocator,
+{
+    let copy = |at: usize, slots: &mut [MaybeUninit<T>]| {
+        let source = &part[at..at + slots.len()];
+        // SAFETY: `MaybeUninit<T>` has the layout of `T`; both ranges hold
+        // `slots.len()` elements; `part` is borrowed shared while the
+        // vector is borrowed mutably, so it cannot lie in the vector's
+        // spare capacity.
+        unsafe { std::ptr::copy_nonoverlapping(source.as_ptr(), slots.as_mut_ptr().cast::<T>(), slots.len()) };
+    };
+    fill_spare_slots(vec, part.len(), chunk_len, copy);
+}
+
+/// Runs `write(offset, slots)` over the first `len` slots of the vector's
+/// spare capacity (on this thread, or by chunks of `chunk_len` in rayon
+/// tasks), then counts them in the vector's length. `write` writes every
+/// slot it is given or panics.
+fn fill_spare_slots<T, A>(
+    vec: &mut Vec<T, A>,
+    len: usize,
+    chunk_len: Option<usize>,
+    write: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+) where
+    T: Send,
+    A: Allocator,
+{
+    use rayon::prelude::*;
+    assert!(vec.capacity() - vec.len() >= len, "an output with room for {len} more elements");
     let slots = &mut vec.spare_capacity_mut()[..len];
     match chunk_len {
         Some(chunk_len) => {
@@ -136,10 +174,11 @@ pub(crate) fn write_once<T, A, I>(
         }
         None => write(0, slots),
     }
-    // SAFETY: every slot of `0..len` belongs to exactly one range, each of
-    // which was written in full (checked above; a panic skips this line),
-    // and the capacity covers `len`.
-    unsafe { vec.set_len(len) }
+    // SAFETY: every one of the `len` slots after the length belongs to
+    // exactly one chunk, and `write` wrote each chunk in full (its contract,
+    // checked by the callers above; a panic skips this line); the capacity
+    // covers them.
+    unsafe { vec.set_len(vec.len() + len) }
 }
 
 #[cfg(test)]
@@ -155,6 +194,26 @@ mod tests {
             assert_eq!(out.len(), 100);
             assert!(out.iter().enumerate().all(|(i, &v)| v == i * 3), "{chunk_len:?}");
         }
+    }
+
+    #[test]
+    fn writes_append_after_what_is_there() {
+        for chunk_len in [None, Some(3)] {
+            let mut out = Vec::with_capacity_in(20, Global);
+            out.push(100_u32);
+            write_once(&mut out, 7, chunk_len, |r| r.map(|i| i as u32));
+            write_copy_once(&mut out, &[7, 8, 9, 10, 11, 12, 13, 14, 15, 16], chunk_len);
+            let expected: std::vec::Vec<u32> = std::iter::once(100).chain(0..17).collect();
+            assert_eq!(out[..], expected[..], "{chunk_len:?}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "an output with room for 3 more elements")]
+    fn a_copy_past_the_capacity_is_refused() {
+        let mut out = Vec::with_capacity_in(4, Global);
+        out.extend([1_u8, 2]);
+        write_copy_once(&mut out, &[3, 4, 5], None);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
-use super::output::{check_len, checked_total, vec_filled_in, vec_with_capacity_in};
-use super::parallel::copy;
+use super::output::{check_len, checked_total, vec_with_capacity_in};
+use super::parallel::{chunking, copy};
 
 /// The total length of `parts`.
 #[track_caller]
@@ -15,7 +15,8 @@ fn total_len<T>(kernel: &str, parts: &[&[T]]) -> usize {
 /// The elements of `parts`, one part after another, in a new vector from `alloc`.
 ///
 /// The output is reserved once; each part is then copied with `memcpy`
-/// (long parts in parallel chunks).
+/// straight into it (long parts in parallel chunks): each element is
+/// written once.
 ///
 /// ```
 /// arena::scope(|s| {
@@ -30,14 +31,10 @@ fn total_len<T>(kernel: &str, parts: &[&[T]]) -> usize {
 #[track_caller]
 pub fn concat_in<T: Copy + Send + Sync, A: Allocator>(parts: &[&[T]], alloc: A) -> Vec<T, A> {
     let total = total_len("concat_in", parts);
-    // `allocator_api2`'s `extend_from_slice` pushes element by element; a
-    // fill followed by `copy_from_slice` is several times faster. Any element
-    // serves as the filler, so `T` needs no `Default`.
-    let Some(filler) = parts.iter().find_map(|part| part.first().copied()) else {
-        return vec_with_capacity_in("concat_in", 0, alloc);
-    };
-    let mut out = vec_filled_in("concat_in", total, filler, alloc);
-    copy_parts(parts, &mut out);
+    let mut out = vec_with_capacity_in("concat_in", total, alloc);
+    for part in parts {
+        crate::array::write_copy_once(&mut out, part, chunking(part.len()));
+    }
     out
 }
 

@@ -8,7 +8,8 @@ use num_traits::AsPrimitive;
 
 use super::cast::cast_into;
 use super::element::Element;
-use super::output::{check_len, checked_total, vec_zeroed_in};
+use super::output::{check_len, checked_total, vec_with_capacity_in};
+use super::parallel::chunking;
 use super::promote::Promote;
 
 /// Slices to concatenate with a cast to `O`: tuples of one to six slices of
@@ -24,6 +25,31 @@ pub trait CastParts<O> {
     /// If `out` is shorter than [`total_len`](CastParts::total_len); elements
     /// of `out` past the total are left as they were.
     fn cast_parts_into(&self, out: &mut [O]);
+
+    /// Appends the parts, cast to `O`, to `out`, which has room for
+    /// [`total_len`](CastParts::total_len) more elements. The kernels'
+    /// own implementations write each element once; this default
+    /// zero-fills first, then calls [`cast_parts_into`](CastParts::cast_parts_into).
+    #[doc(hidden)]
+    fn cast_parts_onto<A: Allocator>(&self, out: &mut Vec<O, A>)
+    where
+        O: Element,
+    {
+        let start = out.len();
+        out.resize(start + self.total_len().unwrap_or(0), O::zero());
+        self.cast_parts_into(&mut out[start..]);
+    }
+}
+
+/// Appends `part`, cast to `O`, to `out` (which has room for it), each
+/// element written once.
+fn cast_onto<X, O, A>(part: &[X], out: &mut Vec<O, A>)
+where
+    X: Element + AsPrimitive<O>,
+    O: Element,
+    A: Allocator,
+{
+    crate::array::write_once(out, part.len(), chunking(part.len()), |range| part[range].iter().map(|&v| v.as_()));
 }
 
 /// Casts `part` into the front of `out` and returns the rest of `out`.
@@ -51,6 +77,11 @@ macro_rules! cast_parts_tuple {
                 $(let rest = cast_front($part, rest);)+
                 let _ = rest;
             }
+
+            fn cast_parts_onto<A: Allocator>(&self, out: &mut Vec<O, A>) {
+                let ($($part,)+) = *self;
+                $(cast_onto($part, out);)+
+            }
         }
     };
 }
@@ -71,6 +102,12 @@ impl<O: Element, X: Element + AsPrimitive<O>> CastParts<O> for &[&[X]] {
         let mut rest = out;
         for part in *self {
             rest = cast_front(part, rest);
+        }
+    }
+
+    fn cast_parts_onto<A: Allocator>(&self, out: &mut Vec<O, A>) {
+        for part in *self {
+            cast_onto(part, out);
         }
     }
 }
@@ -102,8 +139,8 @@ where
     A: Allocator,
 {
     let total = total_len("concat_cast_in", &parts);
-    let mut out = vec_zeroed_in("concat_cast_in", total, alloc);
-    parts.cast_parts_into(&mut out);
+    let mut out = vec_with_capacity_in("concat_cast_in", total, alloc);
+    parts.cast_parts_onto(&mut out);
     out
 }
 

@@ -62,9 +62,10 @@
 //!   `copy_from_slice`), before anything is written or allocated.
 //! - **Allocation**: each output is reserved once, exactly, with
 //!   `try_reserve_exact`, and then filled without growing. The elementwise
-//!   kernels, `map_in`, `zip_map_in`, `cast_in` and `cumsum_in` write each
-//!   output element once, straight into the new block (no zeroing first);
-//!   `concat*_in` and `matmul_in` start from a zeroed or filled block. A
+//!   kernels, `map_in`, `zip_map_in`, `cast_in`, `cumsum_in` and
+//!   `concat*_in` write each output element once, straight into the new
+//!   block (no zeroing first; `concat_in` with `memcpy`); `matmul_in`
+//!   accumulates into a zeroed block. A
 //!   refused allocation panics with the sizes; it never aborts the process.
 //! - **Arithmetic** ([`Element`]): integers wrap on overflow in every build;
 //!   floats are IEEE, `fma` fused, `min`/`max` propagate NaN.

@@ -36,18 +36,6 @@ pub(crate) fn vec_zeroed_in<T: bytemuck::Zeroable, A: Allocator>(kernel: &str, l
     }
 }
 
-/// A vector in `alloc` of `len` copies of `value`, allocated once.
-///
-/// # Panics
-/// As [`vec_with_capacity_in`].
-#[track_caller]
-pub(crate) fn vec_filled_in<T: Clone, A: Allocator>(kernel: &str, len: usize, value: T, alloc: A) -> Vec<T, A> {
-    let mut out = vec_with_capacity_in(kernel, len, alloc);
-    // The capacity is already `len`: `resize` does not grow.
-    out.resize(len, value);
-    out
-}
-
 /// Panics with the crate's allocation message, prefixed with the kernel.
 #[cold]
 #[inline(never)]

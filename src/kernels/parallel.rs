@@ -115,7 +115,7 @@ pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
 /// How a new output of `len` elements is split: `None` on the calling
 /// thread, else chunks of [`CHUNK_LEN`] in rayon tasks.
 #[inline(always)]
-fn chunking(len: usize) -> Option<usize> {
+pub(crate) fn chunking(len: usize) -> Option<usize> {
     is_parallel(len).then_some(CHUNK_LEN)
 }
 

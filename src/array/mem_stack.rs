@@ -1,0 +1,75 @@
+//! [`Scope::mem_stack`]: the scratch space of faer's routines
+//! (`dyn_stack::MemStack`), in a scope (feature `dyn-stack`).
+//!
+//! faer's decompositions and solvers take `&mut MemStack` plus a
+//! [`StackReq`] from their `*_scratch` functions; users otherwise allocate a
+//! `MemBuffer` per call or keep one by hand. From a scope, the scratch of a
+//! loop body is a bump and comes back at the scope's exit.
+
+use std::mem::MaybeUninit;
+
+use allocator_api2::alloc::AllocError;
+use dyn_stack::{MemStack, StackReq};
+
+use crate::Scope;
+
+impl<'s> Scope<'s> {
+    /// A [`MemStack`] that holds `req`, in this scope's memory: faer's
+    /// scratch, gone at the scope's exit. The stack starts aligned to
+    /// `req.align_bytes()`, so `stack.can_hold(req)` holds.
+    ///
+    /// ```
+    /// use dyn_stack::StackReq;
+    /// arena::scope(|s| {
+    ///     let req = StackReq::new::<f64>(1000).and(StackReq::new_aligned::<u8>(64, 128));
+    ///     let stack = s.mem_stack(req);
+    ///     assert!(stack.can_hold(req));
+    ///     let (column, stack) = stack.make_with(1000, |i| i as f64);
+    ///     let (bytes, _) = stack.make_aligned_uninit::<u8>(64, 128);
+    ///     assert_eq!((column[999], bytes.as_ptr().addr() % 128), (999.0, 0));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If `req` overflowed (`StackReq::OVERFLOW`) or the scope cannot
+    /// provide the memory.
+    #[track_caller]
+    pub fn mem_stack(&self, req: StackReq) -> &'s mut MemStack {
+        match self.try_mem_stack(req) {
+            Ok(stack) => stack,
+            Err(AllocError) => panic!(
+                "arena: cannot allocate a MemStack of {} bytes aligned to {} in this scope",
+                req.size_bytes(),
+                req.align_bytes()
+            ),
+        }
+    }
+
+    /// Like [`mem_stack`](Scope::mem_stack), but returns an error instead
+    /// of panicking.
+    ///
+    /// ```
+    /// use dyn_stack::StackReq;
+    /// arena::scope(|s| {
+    ///     assert!(s.try_mem_stack(StackReq::OVERFLOW).is_err());
+    ///     assert!(s.try_mem_stack(StackReq::EMPTY).is_ok());
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// [`AllocError`] if `req` overflowed or the scope cannot provide the memory.
+    pub fn try_mem_stack(&self, req: StackReq) -> Result<&'s mut MemStack, AllocError> {
+        // An overflowed requirement reports alignment 0.
+        let align = req.align_bytes();
+        if align == 0 {
+            return Err(AllocError);
+        }
+        let size = req.size_bytes();
+        // Bytes need no initialisation, and any start can be aligned by
+        // skipping at most `align - 1` of them.
+        let padded = size.checked_add(align - 1).ok_or(AllocError)?;
+        let bytes = self.try_from_fn(padded, |_| MaybeUninit::<u8>::uninit())?.into_slice();
+        let skip = bytes.as_ptr().align_offset(align);
+        Ok(MemStack::new(&mut bytes[skip..skip + size]))
+    }
+}
