@@ -4,9 +4,10 @@
 //! kernels' chunk length (16 Ki elements).
 //!
 //! `cargo bench --bench copy_threshold` prints, per length, the median time
-//! of interleaved rounds and the ratio parallel / serial; the crate's
-//! `COPY_PARALLEL_THRESHOLD` is the first length from which parallel stays
-//! below 1.
+//! of interleaved rounds and the ratio parallel / serial. Here the source
+//! and output stay warm in cache; `benches/concat_sweep.rs` measures the
+//! copies as concatenation does them, and the two together set the
+//! kernels' `COPY_PARALLEL_THRESHOLD_BYTES`.
 
 use std::hint::black_box;
 use std::time::Instant;

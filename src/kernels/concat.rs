@@ -4,7 +4,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
 use super::output::{check_len, checked_total, vec_with_capacity_in};
-use super::parallel::{chunking, copy};
+use super::parallel::{copy, copy_chunking};
 
 /// The total length of `parts`.
 #[track_caller]
@@ -15,8 +15,8 @@ fn total_len<T>(kernel: &str, parts: &[&[T]]) -> usize {
 /// The elements of `parts`, one part after another, in a new vector from `alloc`.
 ///
 /// The output is reserved once; each part is then copied with `memcpy`
-/// straight into it (long parts in parallel chunks): each element is
-/// written once.
+/// straight into it (parts of [`COPY_PARALLEL_THRESHOLD_BYTES`](super::COPY_PARALLEL_THRESHOLD_BYTES)
+/// or more in parallel chunks): each element is written once.
 ///
 /// ```
 /// arena::scope(|s| {
@@ -33,7 +33,7 @@ pub fn concat_in<T: Copy + Send + Sync, A: Allocator>(parts: &[&[T]], alloc: A) 
     let total = total_len("concat_in", parts);
     let mut out = vec_with_capacity_in("concat_in", total, alloc);
     for part in parts {
-        crate::array::write_copy_once(&mut out, part, chunking(part.len()));
+        crate::array::write_copy_once(&mut out, part, copy_chunking::<T>(part.len()));
     }
     out
 }

@@ -6,11 +6,11 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 use num_traits::AsPrimitive;
 
-use super::cast::cast_into;
 use super::element::Element;
 use super::output::{check_len, checked_total, vec_with_capacity_in};
-use super::parallel::chunking;
+use super::parallel::copy_chunking;
 use super::promote::Promote;
+use rayon::prelude::*;
 
 /// Slices to concatenate with a cast to `O`: tuples of one to six slices of
 /// possibly different element types, such as `(&[f32], &[i32])`, or a slice
@@ -49,7 +49,9 @@ where
     O: Element,
     A: Allocator,
 {
-    crate::array::write_once(out, part.len(), chunking(part.len()), |range| part[range].iter().map(|&v| v.as_()));
+    crate::array::write_once(out, part.len(), copy_chunking::<O>(part.len()), |range| {
+        part[range].iter().map(|&v| v.as_())
+    });
 }
 
 /// Casts `part` into the front of `out` and returns the rest of `out`.
@@ -59,7 +61,17 @@ where
     O: Element,
 {
     let (head, rest) = out.split_at_mut(part.len());
-    cast_into(part, head);
+    let cast = |out: &mut [O], part: &[X]| {
+        for (o, &v) in out.iter_mut().zip(part) {
+            *o = v.as_();
+        }
+    };
+    match copy_chunking::<O>(part.len()) {
+        Some(chunk_len) => {
+            head.par_chunks_mut(chunk_len).zip(part.par_chunks(chunk_len)).for_each(|(out, part)| cast(out, part));
+        }
+        None => cast(head, part),
+    }
     rest
 }
 

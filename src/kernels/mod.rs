@@ -72,8 +72,10 @@
 //! - **Summation**: floats are summed pairwise (a fixed tree with leaves of
 //!   128 terms added in 8 lanes); integer sums are exact modulo 2<sup>bits</sup>.
 //! - **Parallelism**: from [`PARALLEL_THRESHOLD`] elements on, elementwise
-//!   kernels, reductions, casts and concatenations split their work with
-//!   rayon (`cumsum` stays sequential); [`matmul_in`] from
+//!   kernels, reductions and casts split their work with rayon (`cumsum`
+//!   stays sequential); concatenations from
+//!   [`COPY_PARALLEL_THRESHOLD_BYTES`] bytes per part (copies are bound by
+//!   memory, measured separately); [`matmul_in`] from
 //!   [`MATMUL_PARALLEL_THRESHOLD`] multiply-adds.
 //!   Reductions always use the same tree and matmul the same order of
 //!   additions, so every result is bit-identical on one thread or many.
@@ -112,6 +114,6 @@ pub use elementwise::{
     scale_in, scale_into, sub_in, sub_into, zip_map_in, zip_map_into,
 };
 pub use matmul::{MATMUL_PARALLEL_THRESHOLD, matmul_in, matmul_into};
-pub use parallel::PARALLEL_THRESHOLD;
+pub use parallel::{COPY_PARALLEL_THRESHOLD_BYTES, PARALLEL_THRESHOLD};
 pub use promote::Promote;
 pub use reduce::{dot, max, mean, min, norm2, sum};

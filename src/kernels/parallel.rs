@@ -12,12 +12,25 @@ use rayon::prelude::*;
 use super::output::vec_with_capacity_in;
 
 /// Inputs of at least this many elements are processed in parallel with
-/// rayon by the elementwise kernels, the reductions and `cast`; the
-/// concatenations copy each part of at least this many elements in parallel.
-/// Shorter inputs run on the calling thread, where spawning tasks would cost
-/// more than it saves. (`cumsum` is always sequential; `matmul` has its own
+/// rayon by the elementwise kernels, the reductions and `cast`. Shorter
+/// inputs run on the calling thread, where spawning tasks would cost more
+/// than it saves. (`cumsum` is always sequential; the concatenations copy by
+/// bytes, see [`COPY_PARALLEL_THRESHOLD_BYTES`]; `matmul` has its own
 /// [`MATMUL_PARALLEL_THRESHOLD`](super::MATMUL_PARALLEL_THRESHOLD).)
 pub const PARALLEL_THRESHOLD: usize = 1 << 18;
+
+/// The concatenations copy (or cast) a part of at least this many output
+/// bytes in parallel, in rayon tasks of 128 KiB; smaller parts on the
+/// calling thread. A copy is bound by memory, not arithmetic, so its
+/// threshold is in bytes and higher than [`PARALLEL_THRESHOLD`]. Measured
+/// on this crate's 2-core machine (`benches/concat_sweep.rs`, two parts of
+/// a million elements): split, 2 MB parts took 2× as long as one thread
+/// and 4 MB parts 0.7–0.96× as long, 8 MB parts 0.4×; `benches/copy_threshold.rs`
+/// shows rayon's wake-up making anything under 1 MiB several times slower.
+pub const COPY_PARALLEL_THRESHOLD_BYTES: usize = 3 << 20;
+
+/// Bytes of output per rayon task of a parallel copy.
+const COPY_CHUNK_BYTES: usize = 128 << 10;
 
 /// Elements per rayon task in the elementwise drivers.
 pub(crate) const CHUNK_LEN: usize = 1 << 14;
@@ -109,7 +122,20 @@ where
 /// `out.copy_from_slice(x)`, in parallel chunks for long slices.
 #[inline]
 pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
-    for_each_chunk(out, |at, out| out.copy_from_slice(&x[at..at + out.len()]));
+    match copy_chunking::<T>(out.len()) {
+        Some(chunk_len) => {
+            out.par_chunks_mut(chunk_len).zip(x.par_chunks(chunk_len)).for_each(|(out, x)| out.copy_from_slice(x));
+        }
+        None => out.copy_from_slice(x),
+    }
+}
+
+/// How a copy (or cast) of `len` elements into `T`s is split: `None` on
+/// the calling thread, else chunks of [`COPY_CHUNK_BYTES`] in rayon tasks.
+#[inline(always)]
+pub(crate) fn copy_chunking<T>(len: usize) -> Option<usize> {
+    let bytes = len.saturating_mul(size_of::<T>());
+    (bytes >= COPY_PARALLEL_THRESHOLD_BYTES).then(|| (COPY_CHUNK_BYTES / size_of::<T>().max(1)).max(1))
 }
 
 /// How a new output of `len` elements is split: `None` on the calling

@@ -768,6 +768,21 @@ fn large_elementwise_inputs_match_the_reference() {
 }
 
 #[test]
+fn parts_above_the_copy_threshold_are_copied_and_cast_in_parallel_chunks() {
+    use kernels::COPY_PARALLEL_THRESHOLD_BYTES;
+    fn check<A: Allocator + Copy>(alloc: A) {
+        // A part of one element more than the threshold (an uneven last
+        // chunk), a small one, and a large i32 part cast to 8-byte f64s.
+        let wide = COPY_PARALLEL_THRESHOLD_BYTES / 8 + 1;
+        let (a, b, c) = (large_input::<f64>(wide, 1), large_input::<f64>(3, 2), large_input::<f64>(wide / 2, 3));
+        check_concat(alloc, &a, &b, &c);
+        let (ints, floats) = (large_input::<i32>(wide, 4), large_input::<f32>(5, 5));
+        check_concat_cast(alloc, &a, &ints, &floats);
+    }
+    on_three_allocators!(check());
+}
+
+#[test]
 fn large_casts_match_the_reference() {
     fn check<A: Allocator + Copy>(alloc: A) {
         let (a, b, c) = (large_input::<i64>(LARGE, 1), large_input::<i32>(LARGE, 2), large_input::<f32>(LARGE, 3));
