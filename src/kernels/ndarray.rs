@@ -56,7 +56,7 @@ use crate::{Scope, ScopedArray};
 /// A read-only view of `data` with `shape`, without copying: `(rows, cols)`
 /// gives a row-major `ArrayView2`, `(rows, cols).f()` a column-major one,
 /// `IxDyn(&[..])` an `ArrayViewD`. Accepts a
-/// [`ScopedArray`](crate::ScopedArray) or any slice.
+/// [`ScopedArray`] or any slice.
 ///
 /// The view covers all of `data`: the shape's element count must equal
 /// `data.len()` (for a view of part of an array, slice the array first).
@@ -117,7 +117,7 @@ fn covers_all(view_len: usize, data_len: usize) -> Result<(), ShapeError> {
 /// column-major, `IxDyn(&[..])` N-D.
 ///
 /// The memory is the scope's until it exits, a large block included (no
-/// early release; for that, keep a [`ScopedArray`](crate::ScopedArray) from
+/// early release; for that, keep a [`ScopedArray`] from
 /// [`Scope::zeroed`] and [`view_mut`] it). Elements are never dropped, which
 /// for the `Zeroable` number types is nothing to do.
 ///
