@@ -8,6 +8,13 @@
 //! vector loads and stores. A kernel that uses CPU features exists only
 //! once those features were detected at run time, so holding one is the
 //! proof that it may run.
+//!
+//! `ARENA_SIMD` caps the instruction set (read once per process): unset or
+//! `avx512`, the best this CPU has; `avx2`, AVX2 + FMA at most; `portable`,
+//! no SIMD kernel. For comparing kernels on one machine, and for CPUs that
+//! slow down under AVX-512.
+
+use std::sync::OnceLock;
 
 /// The most elements a tile of any kernel here holds (`mr * nr`).
 pub(crate) const MAX_TILE: usize = 8 * 32;
@@ -61,18 +68,65 @@ impl<T> MicroKernel<T> {
     }
 }
 
-impl MicroKernel<f64> {
-    /// The fastest `f64` kernel this CPU runs, if any beats the portable one.
-    pub(crate) fn detect() -> Option<MicroKernel<f64>> {
-        MicroKernel::<f64>::available().next()
+/// The widest instruction set the kernels may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ceiling {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+impl Ceiling {
+    /// The ceiling an `ARENA_SIMD` value asks for; `Err` names an unknown one.
+    fn parse(value: Option<&str>) -> Result<Ceiling, String> {
+        match value {
+            None | Some("" | "avx512") => Ok(Ceiling::Avx512),
+            Some("avx2") => Ok(Ceiling::Avx2),
+            Some("portable") => Ok(Ceiling::Portable),
+            Some(other) => Err(format!("arena: ignoring ARENA_SIMD={other:?} (expected avx512, avx2 or portable)")),
+        }
     }
 
-    /// Every `f64` kernel this CPU runs, fastest first.
-    fn available() -> impl Iterator<Item = MicroKernel<f64>> {
+    /// `ARENA_SIMD`'s ceiling, read once; an unknown value is reported on
+    /// stderr once and ignored.
+    fn from_env() -> Ceiling {
+        static CEILING: OnceLock<Ceiling> = OnceLock::new();
+        *CEILING.get_or_init(|| {
+            let value = std::env::var("ARENA_SIMD");
+            let parsed = match &value {
+                Ok(value) => Ceiling::parse(Some(value)),
+                Err(std::env::VarError::NotPresent) => Ceiling::parse(None),
+                Err(std::env::VarError::NotUnicode(raw)) => Err(format!("arena: ignoring ARENA_SIMD={raw:?}")),
+            };
+            parsed.unwrap_or_else(|message| {
+                eprintln!("{message}");
+                Ceiling::Avx512
+            })
+        })
+    }
+}
+
+impl MicroKernel<f64> {
+    /// The fastest `f64` kernel this CPU runs within `ARENA_SIMD`, if any.
+    pub(crate) fn detect() -> Option<MicroKernel<f64>> {
+        MicroKernel::<f64>::available(Ceiling::from_env()).next()
+    }
+
+    /// Every `f64` kernel this CPU runs within `ceiling`, fastest first.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+    fn available(ceiling: Ceiling) -> impl Iterator<Item = MicroKernel<f64>> {
         #[cfg(target_arch = "x86_64")]
         let kernels = [
-            x86::has_avx512().then_some(MicroKernel { mr: x86::AVX512_MR, nr: 16, add_tile: x86::f64_tile_avx512 }),
-            x86::has_avx2_fma().then_some(MicroKernel { mr: x86::AVX2_MR, nr: 8, add_tile: x86::f64_tile_avx2 }),
+            (ceiling >= Ceiling::Avx512 && x86::has_avx512()).then_some(MicroKernel {
+                mr: x86::AVX512_MR,
+                nr: 16,
+                add_tile: x86::f64_tile_avx512,
+            }),
+            (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
+                mr: x86::AVX2_MR,
+                nr: 8,
+                add_tile: x86::f64_tile_avx2,
+            }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
         let kernels: [Option<MicroKernel<f64>>; 0] = [];
@@ -81,17 +135,26 @@ impl MicroKernel<f64> {
 }
 
 impl MicroKernel<f32> {
-    /// The fastest `f32` kernel this CPU runs, if any beats the portable one.
+    /// The fastest `f32` kernel this CPU runs within `ARENA_SIMD`, if any.
     pub(crate) fn detect() -> Option<MicroKernel<f32>> {
-        MicroKernel::<f32>::available().next()
+        MicroKernel::<f32>::available(Ceiling::from_env()).next()
     }
 
-    /// Every `f32` kernel this CPU runs, fastest first.
-    fn available() -> impl Iterator<Item = MicroKernel<f32>> {
+    /// Every `f32` kernel this CPU runs within `ceiling`, fastest first.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+    fn available(ceiling: Ceiling) -> impl Iterator<Item = MicroKernel<f32>> {
         #[cfg(target_arch = "x86_64")]
         let kernels = [
-            x86::has_avx512().then_some(MicroKernel { mr: x86::AVX512_MR, nr: 32, add_tile: x86::f32_tile_avx512 }),
-            x86::has_avx2_fma().then_some(MicroKernel { mr: x86::AVX2_MR, nr: 16, add_tile: x86::f32_tile_avx2 }),
+            (ceiling >= Ceiling::Avx512 && x86::has_avx512()).then_some(MicroKernel {
+                mr: x86::AVX512_MR,
+                nr: 32,
+                add_tile: x86::f32_tile_avx512,
+            }),
+            (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
+                mr: x86::AVX2_MR,
+                nr: 16,
+                add_tile: x86::f32_tile_avx2,
+            }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
         let kernels: [Option<MicroKernel<f32>>; 0] = [];
@@ -230,7 +293,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::MicroKernel;
+    use super::{Ceiling, MicroKernel};
 
     /// `out + a × b` by the definition, in the kernels' order of
     /// operations: the panel product fused step by step, then added.
@@ -249,7 +312,7 @@ mod tests {
 
     #[test]
     fn every_f64_kernel_adds_the_fused_tile_and_nothing_else() {
-        for kernel in MicroKernel::<f64>::available() {
+        for kernel in MicroKernel::<f64>::available(Ceiling::Avx512) {
             let (mr, nr) = (kernel.mr(), kernel.nr());
             for kc in [0, 1, 7, 256] {
                 let a: Vec<f64> = (0..kc * mr).map(|i| (i % 13) as f64 * 0.37 - 1.0).collect();
@@ -266,7 +329,7 @@ mod tests {
 
     #[test]
     fn every_f32_kernel_computes_exact_tiles_exactly() {
-        for kernel in MicroKernel::<f32>::available() {
+        for kernel in MicroKernel::<f32>::available(Ceiling::Avx512) {
             let (mr, nr, kc) = (kernel.mr(), kernel.nr(), 33);
             // Small integers: every partial sum is exact in f32.
             let a: Vec<f32> = (0..kc * mr).map(|i| (i % 5) as f32 - 2.0).collect();
@@ -284,11 +347,29 @@ mod tests {
 
     #[test]
     fn every_tile_fits_the_largest_tile() {
-        let f64_tiles = MicroKernel::<f64>::available().map(|kernel| kernel.mr() * kernel.nr());
-        let f32_tiles = MicroKernel::<f32>::available().map(|kernel| kernel.mr() * kernel.nr());
+        let f64_tiles = MicroKernel::<f64>::available(Ceiling::Avx512).map(|kernel| kernel.mr() * kernel.nr());
+        let f32_tiles = MicroKernel::<f32>::available(Ceiling::Avx512).map(|kernel| kernel.mr() * kernel.nr());
         for tile in f64_tiles.chain(f32_tiles) {
             assert!(tile <= super::MAX_TILE, "{tile}");
         }
+    }
+
+    #[test]
+    fn arena_simd_caps_the_kernels() {
+        assert_eq!(Ceiling::parse(None), Ok(Ceiling::Avx512));
+        assert_eq!(Ceiling::parse(Some("")), Ok(Ceiling::Avx512));
+        assert_eq!(Ceiling::parse(Some("avx2")), Ok(Ceiling::Avx2));
+        assert_eq!(Ceiling::parse(Some("portable")), Ok(Ceiling::Portable));
+        let unknown = Ceiling::parse(Some("sse9")).expect_err("an unknown value is refused");
+        assert!(unknown.contains("ARENA_SIMD=\"sse9\""), "{unknown}");
+        assert_eq!(MicroKernel::<f64>::available(Ceiling::Portable).count(), 0);
+        assert_eq!(MicroKernel::<f32>::available(Ceiling::Portable).count(), 0);
+        // Under an AVX2 ceiling only the AVX2 shapes remain (6 rows).
+        assert!(MicroKernel::<f64>::available(Ceiling::Avx2).all(|kernel| kernel.mr() == 6));
+        assert!(MicroKernel::<f32>::available(Ceiling::Avx2).all(|kernel| kernel.mr() == 6));
+        // Every kernel is found under the widest ceiling, best first.
+        let rows: Vec<usize> = MicroKernel::<f64>::available(Ceiling::Avx512).map(|kernel| kernel.mr()).collect();
+        assert!(rows.len() <= 2 && rows.windows(2).all(|pair| pair[0] > pair[1]), "{rows:?}");
     }
 
     #[test]
