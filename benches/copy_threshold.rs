@@ -86,23 +86,25 @@ fn main() {
         let len = 1_usize << shift;
         let source: Vec<f64> = (0..len).map(|i| i as f64).collect();
         let calls = ((1 << 26) >> shift).max(2);
-        let mut out = vec![0.0_f64; len];
-        let mut samples = [Vec::new(), Vec::new()];
-        for _ in 0..ROUNDS {
-            for (parallel, times) in samples.iter_mut().enumerate() {
-                let start = Instant::now();
-                for _ in 0..calls {
-                    if parallel == 1 {
-                        out.par_chunks_mut(CHUNK).zip(source.par_chunks(CHUNK)).for_each(|(o, s)| o.copy_from_slice(s));
-                    } else {
-                        out.copy_from_slice(&source);
-                    }
-                    black_box(&out);
-                }
-                times.push(start.elapsed().as_secs_f64() * 1e6 / calls as f64);
+        let source = &source;
+        // Each form writes its own output, warm after a sample's first call.
+        let (mut serial_out, mut parallel_out) = (vec![0.0_f64; len], vec![0.0_f64; len]);
+        let serial = &mut |calls: usize| {
+            for _ in 0..calls {
+                serial_out.copy_from_slice(source);
+                black_box(&serial_out);
             }
-        }
-        let [serial, parallel] = samples.map(median);
+        };
+        let parallel = &mut |calls: usize| {
+            for _ in 0..calls {
+                parallel_out
+                    .par_chunks_mut(CHUNK)
+                    .zip(source.par_chunks(CHUNK))
+                    .for_each(|(o, s)| o.copy_from_slice(s));
+                black_box(&parallel_out);
+            }
+        };
+        let [serial, parallel] = interleaved(calls, &mut [serial, parallel])[..] else { unreachable!("two forms") };
         println!("| {len} | {serial:.1} | {parallel:.1} | {:.2} |", parallel / serial);
     }
     elementwise();

@@ -8,9 +8,8 @@ use num_traits::AsPrimitive;
 
 use super::element::Element;
 use super::output::{check_len, checked_total, vec_with_capacity_in};
-use super::parallel::copy_chunking;
+use super::parallel::{copy_chunking, fill_unary_as_copy};
 use super::promote::Promote;
-use rayon::prelude::*;
 
 /// Slices to concatenate with a cast to `O`: tuples of one to six slices of
 /// possibly different element types, such as `(&[f32], &[i32])`, or a slice
@@ -61,17 +60,7 @@ where
     O: Element,
 {
     let (head, rest) = out.split_at_mut(part.len());
-    let cast = |out: &mut [O], part: &[X]| {
-        for (o, &v) in out.iter_mut().zip(part) {
-            *o = v.as_();
-        }
-    };
-    match copy_chunking::<O>(part.len()) {
-        Some(chunk_len) => {
-            head.par_chunks_mut(chunk_len).zip(part.par_chunks(chunk_len)).for_each(|(out, part)| cast(out, part));
-        }
-        None => cast(head, part),
-    }
+    fill_unary_as_copy(part, head, &X::as_);
     rest
 }
 

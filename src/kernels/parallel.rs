@@ -53,10 +53,19 @@ pub(crate) fn is_parallel(len: usize) -> bool {
 /// the body reads its inputs from the same offset.
 #[inline]
 fn for_each_chunk<U: Send>(out: &mut [U], body: impl Fn(usize, &mut [U]) + Sync) {
-    if is_parallel(out.len()) {
-        out.par_chunks_mut(CHUNK_LEN).enumerate().for_each(|(i, chunk)| body(i * CHUNK_LEN, chunk));
-    } else {
-        body(0, out);
+    let chunk_len = chunking(out.len());
+    for_each_chunk_of(out, chunk_len, body);
+}
+
+/// [`for_each_chunk`] with the split given: `None` runs `body` once on the
+/// calling thread, `Some(len)` over chunks of `len` in rayon tasks.
+#[inline]
+fn for_each_chunk_of<U: Send>(out: &mut [U], chunk_len: Option<usize>, body: impl Fn(usize, &mut [U]) + Sync) {
+    match chunk_len {
+        Some(chunk_len) => {
+            out.par_chunks_mut(chunk_len).enumerate().for_each(|(i, chunk)| body(i * chunk_len, chunk));
+        }
+        None => body(0, out),
     }
 }
 
@@ -68,8 +77,31 @@ where
     U: Send,
     F: Fn(X) -> U + Sync,
 {
+    fill_unary_split(x, out, chunking(out.len()), f);
+}
+
+/// [`fill_unary`] split as a copy is ([`copy_chunking`]): for conversions,
+/// which are bound by memory like copies.
+#[inline]
+pub(crate) fn fill_unary_as_copy<X, U, F>(x: &[X], out: &mut [U], f: &F)
+where
+    X: Copy + Sync,
+    U: Send,
+    F: Fn(X) -> U + Sync,
+{
+    fill_unary_split(x, out, copy_chunking::<U>(out.len()), f);
+}
+
+/// `out[i] = f(x[i])`, split by `chunk_len` (see [`for_each_chunk_of`]).
+#[inline]
+fn fill_unary_split<X, U, F>(x: &[X], out: &mut [U], chunk_len: Option<usize>, f: &F)
+where
+    X: Copy + Sync,
+    U: Send,
+    F: Fn(X) -> U + Sync,
+{
     debug_assert_eq!(x.len(), out.len());
-    for_each_chunk(out, |at, out| {
+    for_each_chunk_of(out, chunk_len, |at, out| {
         for (o, &v) in out.iter_mut().zip(&x[at..]) {
             *o = f(v);
         }
@@ -125,15 +157,11 @@ where
     });
 }
 
-/// `out.copy_from_slice(x)`, in parallel chunks for long slices.
+/// `out.copy_from_slice(x)`, split as [`copy_chunking`] says.
 #[inline]
 pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
-    match copy_chunking::<T>(out.len()) {
-        Some(chunk_len) => {
-            out.par_chunks_mut(chunk_len).zip(x.par_chunks(chunk_len)).for_each(|(out, x)| out.copy_from_slice(x));
-        }
-        None => out.copy_from_slice(x),
-    }
+    let chunk_len = copy_chunking::<T>(out.len());
+    for_each_chunk_of(out, chunk_len, |at, out| out.copy_from_slice(&x[at..at + out.len()]));
 }
 
 /// How a copy (or cast) of `len` elements into `T`s is split: `None` on
@@ -147,7 +175,7 @@ pub(crate) fn copy_chunking<T>(len: usize) -> Option<usize> {
 /// How a new output of `len` elements is split: `None` on the calling
 /// thread, else chunks of [`CHUNK_LEN`] in rayon tasks.
 #[inline(always)]
-pub(crate) fn chunking(len: usize) -> Option<usize> {
+fn chunking(len: usize) -> Option<usize> {
     is_parallel(len).then_some(CHUNK_LEN)
 }
 
