@@ -4,9 +4,13 @@
 //!
 //! `cargo bench --bench alloc [-- FILTER]` prints one table: nanoseconds per
 //! operation (the median over interleaved rounds) for each peer, and the
-//! arena's time over the fastest peer's. Every peer reclaims its memory in
-//! each operation, the way a loop iteration would: `Vec` frees, `bumpalo` and
-//! `blink` reset, `bump-scope` and the arena leave a scope.
+//! arena's time over the fastest peer's. The arena appears twice: `arena` is
+//! `arena::scope`, on the thread's arena found through a thread-local, and
+//! `arena, owned` is `Arena::scope` on an arena the timed loop owns, the way
+//! the other peers own theirs; the difference between the two is the cost of
+//! reaching the thread's arena from any call depth. Every peer reclaims its
+//! memory in each operation, the way a loop iteration would: `Vec` frees,
+//! `bumpalo` and `blink` reset, `bump-scope` and the arena leave a scope.
 //!
 //! Interleaving matters on a shared machine: each round times every
 //! (case, peer) pair once, in order, so a slow period affects all peers of a
@@ -40,6 +44,21 @@ fn timed(mut op: impl FnMut() + 'static) -> Timed {
     })
 }
 
+/// The two arena columns for an operation on a scope: the thread's arena
+/// (`arena::scope`) and an arena owned by the timed loop (`Arena::scope`).
+fn arena_peers(body: impl for<'s> Fn(&'s arena::Scope<'s>) + Copy + 'static) -> [(Peer, Timed); 2] {
+    let mut owned = arena::Arena::new();
+    // The owned arena holds a slab, as the thread's does (see `main`).
+    owned.scope(|s| drop(s.zeroed::<u8>(64)));
+    [(Peer::Arena, timed(move || arena::scope(body))), (Peer::ArenaOwned, timed(move || owned.scope(body)))]
+}
+
+/// `peers` followed by the two arena columns.
+fn with_arena(mut peers: Vec<(Peer, Timed)>, arena: [(Peer, Timed); 2]) -> Vec<(Peer, Timed)> {
+    peers.extend(arena);
+    peers
+}
+
 /// One row of the table: an operation, implemented by each peer that has it.
 struct Case {
     name: String,
@@ -55,9 +74,12 @@ enum Peer {
     BumpScope,
     Blink,
     Arena,
+    /// `Arena::scope` on an arena owned by the loop, as the other peers' are:
+    /// the same code as `arena` without the thread-local lookup.
+    ArenaOwned,
 }
 
-const PEERS: [Peer; 5] = [Peer::Vec, Peer::Bumpalo, Peer::BumpScope, Peer::Blink, Peer::Arena];
+const PEERS: [Peer; 6] = [Peer::Vec, Peer::Bumpalo, Peer::BumpScope, Peer::Blink, Peer::Arena, Peer::ArenaOwned];
 
 impl Peer {
     fn label(self) -> &'static str {
@@ -67,6 +89,7 @@ impl Peer {
             Peer::BumpScope => "bump-scope",
             Peer::Blink => "blink",
             Peer::Arena => "arena",
+            Peer::ArenaOwned => "arena, owned",
         }
     }
 }
@@ -79,10 +102,10 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: "scope enter + exit, empty".into(),
         ops_per_call: 1,
-        peers: vec![
-            (Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b)))),
-            (Peer::Arena, timed(|| arena::scope(|s| _ = black_box(s)))),
-        ],
+        peers: with_arena(
+            vec![(Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b))))],
+            arena_peers(move |s| _ = black_box(s)),
+        ),
     });
 
     let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
@@ -113,6 +136,18 @@ fn scope_cases() -> Vec<Case> {
                     })
                 }),
             ),
+            (Peer::ArenaOwned, {
+                let mut owned = arena::Arena::new();
+                Box::new(move |iters| {
+                    owned.scope(|outer| {
+                        let start = Instant::now();
+                        for _ in 0..iters {
+                            outer.scope(|s| _ = black_box(s));
+                        }
+                        start.elapsed()
+                    })
+                })
+            }),
         ],
     });
 
@@ -122,25 +157,27 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: "scope + one 64 B zeroed array + exit".into(),
         ops_per_call: 1,
-        peers: vec![
-            (Peer::Vec, timed(|| drop(black_box(vec![0_u8; 64])))),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
-                    bumpalo.reset();
-                }),
-            ),
-            (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_fill(64, 0_u8)))))),
-            (
-                Peer::Blink,
-                timed(move || {
-                    black_box(blink.copy_slice(&[0_u8; 64]));
-                    blink.reset();
-                }),
-            ),
-            (Peer::Arena, timed(|| arena::scope(|s| drop(black_box(s.zeroed::<u8>(64)))))),
-        ],
+        peers: with_arena(
+            vec![
+                (Peer::Vec, timed(|| drop(black_box(vec![0_u8; 64])))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
+                        bumpalo.reset();
+                    }),
+                ),
+                (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_fill(64, 0_u8)))))),
+                (
+                    Peer::Blink,
+                    timed(move || {
+                        black_box(blink.copy_slice(&[0_u8; 64]));
+                        blink.reset();
+                    }),
+                ),
+            ],
+            arena_peers(move |s| drop(black_box(s.zeroed::<u8>(64)))),
+        ),
     });
 
     let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
@@ -150,54 +187,51 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: format!("64 B zeroed array, {}k live, per array", LIVE / 1000),
         ops_per_call: LIVE as u64,
-        peers: vec![
-            (
-                Peer::Vec,
-                timed(move || {
-                    held.extend((0..LIVE).map(|_| vec![0_u8; 64]));
-                    black_box(&held);
-                    held.clear();
-                }),
-            ),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    for _ in 0..LIVE {
-                        black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
-                    }
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || {
-                    bump.scoped(|b| {
+        peers: with_arena(
+            vec![
+                (
+                    Peer::Vec,
+                    timed(move || {
+                        held.extend((0..LIVE).map(|_| vec![0_u8; 64]));
+                        black_box(&held);
+                        held.clear();
+                    }),
+                ),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
                         for _ in 0..LIVE {
-                            black_box(b.alloc_slice_fill(64, 0_u8));
+                            black_box(bumpalo.alloc_slice_fill_copy(64, 0_u8));
                         }
-                    });
-                }),
-            ),
-            (
-                Peer::Blink,
-                timed(move || {
-                    for _ in 0..LIVE {
-                        black_box(blink.copy_slice(&[0_u8; 64]));
-                    }
-                    blink.reset();
-                }),
-            ),
-            (
-                Peer::Arena,
-                timed(|| {
-                    arena::scope(|s| {
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| {
+                            for _ in 0..LIVE {
+                                black_box(b.alloc_slice_fill(64, 0_u8));
+                            }
+                        });
+                    }),
+                ),
+                (
+                    Peer::Blink,
+                    timed(move || {
                         for _ in 0..LIVE {
-                            black_box(s.zeroed::<u8>(64));
+                            black_box(blink.copy_slice(&[0_u8; 64]));
                         }
-                    });
-                }),
-            ),
-        ],
+                        blink.reset();
+                    }),
+                ),
+            ],
+            arena_peers(|s| {
+                for _ in 0..LIVE {
+                    black_box(s.zeroed::<u8>(64));
+                }
+            }),
+        ),
     });
     cases
 }
@@ -244,189 +278,193 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let mut blink = Blink::new();
     cases.push(case(
         "from exact-size iterator",
-        vec![
-            (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    black_box(bumpalo.alloc_slice_fill_iter((0..len).map(T::from_index)));
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || bump.scoped(|b| drop(black_box(b.alloc_iter_exact((0..len).map(T::from_index)))))),
-            ),
-            (
-                Peer::Blink,
-                timed(move || {
-                    black_box(blink.emplace_no_drop::<T>().from_iter((0..len).map(T::from_index)));
-                    blink.reset();
-                }),
-            ),
-            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_iter((0..len).map(T::from_index))))))),
-        ],
+        with_arena(
+            vec![
+                (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_fill_iter((0..len).map(T::from_index)));
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || bump.scoped(|b| drop(black_box(b.alloc_iter_exact((0..len).map(T::from_index)))))),
+                ),
+                (
+                    Peer::Blink,
+                    timed(move || {
+                        black_box(blink.emplace_no_drop::<T>().from_iter((0..len).map(T::from_index)));
+                        blink.reset();
+                    }),
+                ),
+            ],
+            arena_peers(move |s| drop(black_box(s.from_iter((0..len).map(T::from_index))))),
+        ),
     ));
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "from_fn",
-        vec![
-            (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    black_box(bumpalo.alloc_slice_fill_with(len, T::from_index));
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || {
-                    bump.scoped(|b| {
-                        let mut i = 0;
-                        drop(black_box(b.alloc_slice_fill_with(len, || {
-                            i += 1;
-                            T::from_index(i - 1)
-                        })));
-                    });
-                }),
-            ),
-            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_fn(len, T::from_index)))))),
-        ],
+        with_arena(
+            vec![
+                (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_fill_with(len, T::from_index));
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| {
+                            let mut i = 0;
+                            drop(black_box(b.alloc_slice_fill_with(len, || {
+                                i += 1;
+                                T::from_index(i - 1)
+                            })));
+                        });
+                    }),
+                ),
+            ],
+            arena_peers(move |s| drop(black_box(s.from_fn(len, T::from_index)))),
+        ),
     ));
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     let mut blink = Blink::new();
     cases.push(case(
         "from_slice (copy)",
-        vec![
-            (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    black_box(bumpalo.alloc_slice_copy(source));
-                    bumpalo.reset();
-                }),
-            ),
-            (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_copy(source)))))),
-            (
-                Peer::Blink,
-                timed(move || {
-                    black_box(blink.copy_slice(source));
-                    blink.reset();
-                }),
-            ),
-            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(s.from_slice(source)))))),
-        ],
+        with_arena(
+            vec![
+                (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_copy(source));
+                        bumpalo.reset();
+                    }),
+                ),
+                (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_copy(source)))))),
+                (
+                    Peer::Blink,
+                    timed(move || {
+                        black_box(blink.copy_slice(source));
+                        blink.reset();
+                    }),
+                ),
+            ],
+            arena_peers(move |s| drop(black_box(s.from_slice(source)))),
+        ),
     ));
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "vec extend_from_slice",
-        vec![
-            (
-                Peer::Vec,
-                timed(move || {
-                    let mut v = Vec::new();
-                    v.extend_from_slice(source);
-                    drop(black_box(v));
-                }),
-            ),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    let mut v = VecIn::new_in(&bumpalo);
-                    v.extend_from_slice(source);
-                    drop(black_box(v));
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || {
-                    bump.scoped(|b| {
-                        let mut v = bump_scope::BumpVec::new_in(&b);
-                        v.extend_from_slice_copy(source);
-                        drop(black_box(v));
-                    });
-                }),
-            ),
-            (
-                Peer::Arena,
-                timed(move || {
-                    arena::scope(|s| {
-                        let mut v = s.vec();
+        with_arena(
+            vec![
+                (
+                    Peer::Vec,
+                    timed(move || {
+                        let mut v = Vec::new();
                         v.extend_from_slice(source);
                         drop(black_box(v));
-                    });
-                }),
-            ),
-        ],
+                    }),
+                ),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        let mut v = VecIn::new_in(&bumpalo);
+                        v.extend_from_slice(source);
+                        drop(black_box(v));
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| {
+                            let mut v = bump_scope::BumpVec::new_in(&b);
+                            v.extend_from_slice_copy(source);
+                            drop(black_box(v));
+                        });
+                    }),
+                ),
+            ],
+            arena_peers(move |s| {
+                let mut v = s.vec();
+                v.extend_from_slice(source);
+                drop(black_box(v));
+            }),
+        ),
     ));
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "vec extend(slice.iter().copied())",
-        vec![
-            (
-                Peer::Vec,
-                timed(move || {
-                    let mut v = Vec::new();
-                    v.extend(source.iter().copied());
-                    drop(black_box(v));
-                }),
-            ),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    let mut v = VecIn::new_in(&bumpalo);
-                    v.extend(source.iter().copied());
-                    drop(black_box(v));
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || {
-                    bump.scoped(|b| {
-                        let mut v = bump_scope::BumpVec::new_in(&b);
+        with_arena(
+            vec![
+                (
+                    Peer::Vec,
+                    timed(move || {
+                        let mut v = Vec::new();
                         v.extend(source.iter().copied());
                         drop(black_box(v));
-                    });
-                }),
-            ),
-            (
-                Peer::Arena,
-                timed(move || {
-                    arena::scope(|s| {
-                        let mut v = s.vec();
+                    }),
+                ),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        let mut v = VecIn::new_in(&bumpalo);
                         v.extend(source.iter().copied());
                         drop(black_box(v));
-                    });
-                }),
-            ),
-        ],
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| {
+                            let mut v = bump_scope::BumpVec::new_in(&b);
+                            v.extend(source.iter().copied());
+                            drop(black_box(v));
+                        });
+                    }),
+                ),
+            ],
+            arena_peers(move |s| {
+                let mut v = s.vec();
+                v.extend(source.iter().copied());
+                drop(black_box(v));
+            }),
+        ),
     ));
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "map (kernels::map_in)",
-        vec![
-            (Peer::Vec, timed(move || drop(black_box(source.iter().map(|x| x.step()).collect::<Vec<T>>())))),
-            (
-                Peer::Bumpalo,
-                timed(move || {
-                    black_box(bumpalo.alloc_slice_fill_iter(source.iter().map(|x| x.step())));
-                    bumpalo.reset();
-                }),
-            ),
-            (
-                Peer::BumpScope,
-                timed(move || bump.scoped(|b| drop(black_box(b.alloc_iter_exact(source.iter().map(|x| x.step())))))),
-            ),
-            (Peer::Arena, timed(move || arena::scope(|s| drop(black_box(arena::kernels::map_in(source, T::step, s)))))),
-        ],
+        with_arena(
+            vec![
+                (Peer::Vec, timed(move || drop(black_box(source.iter().map(|x| x.step()).collect::<Vec<T>>())))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_fill_iter(source.iter().map(|x| x.step())));
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| drop(black_box(b.alloc_iter_exact(source.iter().map(|x| x.step())))));
+                    }),
+                ),
+            ],
+            arena_peers(move |s| drop(black_box(arena::kernels::map_in(source, T::step, s)))),
+        ),
     ));
     cases
 }
@@ -474,13 +512,15 @@ fn main() {
     }
     iters.clear();
 
-    println!("ns per operation, median of {ROUNDS} interleaved rounds; ratio = arena / fastest peer\n");
+    println!(
+        "ns per operation, median of {ROUNDS} interleaved rounds; ratios = each arena column / the fastest other peer\n"
+    );
     print!("| case |");
     for peer in PEERS {
         print!(" {} |", peer.label());
     }
-    println!(" arena / best peer |");
-    println!("|---|{}--:|", "--:|".repeat(PEERS.len()));
+    println!(" arena / best peer | owned / best peer |");
+    println!("|---|{}--:|--:|", "--:|".repeat(PEERS.len()));
     for (case, mut case_samples) in cases.iter().zip(samples) {
         let medians: Vec<(Peer, f64)> =
             case.peers.iter().zip(case_samples.iter_mut()).map(|((peer, _), s)| (*peer, median(s))).collect();
@@ -491,11 +531,15 @@ fn main() {
                 None => print!(" – |"),
             }
         }
-        let arena = medians.iter().find(|(p, _)| *p == Peer::Arena).map(|(_, ns)| *ns);
-        let best = medians.iter().filter(|(p, _)| *p != Peer::Arena).map(|(_, ns)| *ns).reduce(f64::min);
-        match (arena, best) {
-            (Some(arena), Some(best)) => println!(" {:.2} |", arena / best),
-            _ => println!(" – |"),
+        let of = |peer: Peer| medians.iter().find(|(p, _)| *p == peer).map(|(_, ns)| *ns);
+        let is_arena = |peer: Peer| matches!(peer, Peer::Arena | Peer::ArenaOwned);
+        let best = medians.iter().filter(|(p, _)| !is_arena(*p)).map(|(_, ns)| *ns).reduce(f64::min);
+        for arena in [of(Peer::Arena), of(Peer::ArenaOwned)] {
+            match (arena, best) {
+                (Some(arena), Some(best)) => print!(" {:.2} |", arena / best),
+                _ => print!(" – |"),
+            }
         }
+        println!();
     }
 }

@@ -278,6 +278,15 @@ fn from_iter_keeps_every_item_of_an_iterator_that_misstates_its_length() {
         let (items, drops) = liar(claimed, actual, None);
         arena::scope(|s| assert_eq!(s.try_from_iter(items).map(|a| a.len()), Ok(actual)));
         assert_eq!(drops.get(), actual);
+        let (items, drops) = liar(claimed, actual, None);
+        arena::scope(|s| {
+            let mut v = s.vec();
+            v.push(Counted(usize::MAX, std::rc::Rc::clone(&drops)));
+            v.extend(items);
+            let order: Vec<usize> = v.iter().skip(1).map(|item| item.0).collect();
+            assert_eq!(order, (0..actual).collect::<Vec<_>>(), "extend: claimed {claimed}, yielded {actual}");
+        });
+        assert_eq!(drops.get(), actual + 1, "extend: claimed {claimed}, yielded {actual}: items dropped");
     }
 }
 

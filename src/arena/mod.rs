@@ -57,16 +57,23 @@ pub(crate) struct ScopeStart {
     used: usize,
     /// The arena's epoch when the scope opened.
     epoch: u64,
-    /// The arena's depth when the scope opened (restored by a store at exit,
-    /// not a decrement, so the exit does not wait for a load of the depth).
+    /// The scope's own depth (1 for an outermost scope): the arena's depth
+    /// while it is the innermost scope, one less once it has exited.
     depth: u32,
 }
 
 impl ScopeStart {
     /// Bytes in use in the slabs when the scope opened: the floor below which
     /// the scope never moves the bump pointer.
+    #[inline(always)]
     pub(crate) fn slab_bytes_in_use(&self) -> usize {
         self.used
+    }
+
+    /// The scope's own depth (1 for an outermost scope).
+    #[inline(always)]
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
     }
 }
 

@@ -16,13 +16,12 @@ impl Arena {
         self.depth
     }
 
-    /// Opens a scope: returns where it starts and its depth.
+    /// Opens a scope: returns where it starts, with its depth.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self) -> (ScopeStart, u32) {
-        let start = ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch, depth: self.depth };
+    pub(crate) fn enter_scope(&mut self) -> ScopeStart {
         self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
         self.counters.scopes_opened += 1;
-        (start, self.depth)
+        ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch, depth: self.depth }
     }
 
     /// Closes the innermost scope, which started at `start`, if nothing but
@@ -42,7 +41,7 @@ impl Arena {
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(start.used);
-        self.depth = start.depth;
+        self.depth = start.depth - 1;
         true
     }
 
@@ -62,7 +61,7 @@ impl Arena {
             let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
             self.counters.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
         }
-        self.depth = start.depth;
+        self.depth = start.depth - 1;
         if self.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes {
             self.counters.system_deallocations += self.slabs.release_spare(self.config.retain_bytes, true);
         }

@@ -1,7 +1,6 @@
 //! The constructors on [`Scope`] for scoped arrays, vectors and boxes.
 
 use std::alloc::Layout;
-use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
@@ -81,15 +80,14 @@ impl<'s> Scope<'s> {
     ) -> Result<(ScopedArray<'s, T>, I), AllocError> {
         let memory = self.alloc_array::<T>(len)?;
         let ptr = memory.ptr.cast::<T>();
-        // SAFETY: the block is fresh, aligned memory for `len` values of `T`,
-        // which nothing else uses; `MaybeUninit` makes no claim on its contents.
-        let slots = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr().cast::<MaybeUninit<T>>(), len) };
         // Until the array owns the block, a panic in `items` drops the elements
         // made so far and leaves the block to the scope's exit. For elements
         // without drop glue the guard's drop is empty and the loop vectorizes.
         let mut fill = PartialFill { ptr, done: 0 };
-        for (slot, item) in slots.iter_mut().zip(&mut items) {
-            slot.write(item);
+        while fill.done < len {
+            let Some(item) = items.next() else { break };
+            // SAFETY: `done < len`: inside the fresh block, past the items written.
+            unsafe { ptr.add(fill.done).write(item) };
             fill.done += 1;
         }
         let done = fill.done;
@@ -318,19 +316,49 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// If the arena cannot provide the memory.
     #[track_caller]
+    #[inline]
     pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
         let iter = iter.into_iter();
         match iter.size_hint() {
-            (lower, Some(upper)) if lower == upper => {
+            (lower, Some(upper)) if lower == upper => match self.try_fill_from(lower, iter) {
+                Ok((array, mut rest)) => match rest.next() {
+                    None => array,
+                    Some(extra) => self.collect_longer_iter(array, extra, rest),
+                },
                 // The count in a failure message is the one the iterator announced.
-                self.unwrap_array::<T, _>(self.try_from_exact_iter(lower, iter), lower)
-            }
-            _ => {
-                let mut items = self.vec();
-                items.extend(iter);
-                items.into_array()
-            }
+                Err(_) => self.array_failed::<T>(lower),
+            },
+            _ => self.collect_unsized_iter(iter),
         }
+    }
+
+    /// [`from_iter`](Scope::from_iter) for an iterator that yields more than
+    /// it said: `array` holds the items it announced, `extra` the next.
+    /// Out of line, so that the exact fill, the common case, stays small
+    /// enough to inline into its caller (where a constant length unrolls it).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn collect_longer_iter<T>(
+        &self,
+        array: ScopedArray<'s, T>,
+        extra: T,
+        rest: impl Iterator<Item = T>,
+    ) -> ScopedArray<'s, T> {
+        let len = array.len().saturating_add(1);
+        let Ok(mut items) = self.try_vec_moved_from(array, extra) else { self.array_failed::<T>(len) };
+        items.extend(rest);
+        items.into_array()
+    }
+
+    /// [`from_iter`](Scope::from_iter) for an iterator whose length is not
+    /// known in advance: collected in a vector.
+    #[inline(never)]
+    #[track_caller]
+    fn collect_unsized_iter<T>(&self, iter: impl Iterator<Item = T>) -> ScopedArray<'s, T> {
+        let mut items = self.vec();
+        items.extend(iter);
+        items.into_array()
     }
 
     /// Drops `array` now, returning its large block (if it has one) to the

@@ -110,6 +110,7 @@ pub(crate) fn push_within_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: 
 /// # Panics
 /// If `vec` has room for fewer than `len` more elements, or if an iterator
 /// yields fewer items than its range is long.
+#[inline]
 pub(crate) fn write_once<T, A, I>(
     vec: &mut Vec<T, A>,
     len: usize,
@@ -156,6 +157,7 @@ where
 /// spare capacity (on this thread, or by chunks of `chunk_len` in rayon
 /// tasks), then counts them in the vector's length. `write` writes every
 /// slot it is given or panics.
+#[inline]
 fn fill_spare_slots<T, A>(
     vec: &mut Vec<T, A>,
     len: usize,
@@ -165,13 +167,10 @@ fn fill_spare_slots<T, A>(
     T: Send,
     A: Allocator,
 {
-    use rayon::prelude::*;
     assert!(vec.capacity() - vec.len() >= len, "an output with room for {len} more elements");
     let slots = &mut vec.spare_capacity_mut()[..len];
     match chunk_len {
-        Some(chunk_len) => {
-            slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
-        }
+        Some(chunk_len) => write_chunks_in_parallel(slots, chunk_len, &write),
         None => write(0, slots),
     }
     // SAFETY: every one of the `len` slots after the length belongs to
@@ -179,6 +178,19 @@ fn fill_spare_slots<T, A>(
     // checked by the callers above; a panic skips this line); the capacity
     // covers them.
     unsafe { vec.set_len(vec.len() + len) }
+}
+
+/// The parallel half of [`fill_spare_slots`]: out of line, so that a short
+/// fill, which runs on the calling thread, inlines into its caller without
+/// the rayon machinery.
+#[inline(never)]
+fn write_chunks_in_parallel<T: Send>(
+    slots: &mut [MaybeUninit<T>],
+    chunk_len: usize,
+    write: &(impl Fn(usize, &mut [MaybeUninit<T>]) + Sync),
+) {
+    use rayon::prelude::*;
+    slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
 }
 
 #[cfg(test)]

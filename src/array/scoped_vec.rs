@@ -581,7 +581,16 @@ impl<'s, T> ScopedVec<'s, T> {
     #[track_caller]
     fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
         let mut items = iter.into_iter();
-        self.grow_for::<PANICS>(items.size_hint().0)?;
+        let (lower, upper) = items.size_hint();
+        self.grow_for::<PANICS>(lower)?;
+        if upper == Some(lower) {
+            // The announced count, in a counted loop: the shape that
+            // vectorizes (a slice's `iter().copied()`, `map`, a range).
+            let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
+            if written < lower {
+                return Ok(());
+            }
+        }
         while !super::fill_spare_capacity(&mut self.inner, &mut items) {
             // The vector is full: one more item decides whether it must grow.
             let Some(item) = items.next() else { return Ok(()) };

@@ -293,6 +293,7 @@ pub fn fma_into<T: Element>(a: &[T], b: &[T], c: &[T], out: &mut [T]) {
 /// # Panics
 /// If `alloc` cannot provide the output, or if `f` panics.
 #[track_caller]
+#[inline]
 pub fn map_in<X, U, F, A>(x: &[X], f: F, alloc: A) -> Vec<U, A>
 where
     X: Copy + Sync,
@@ -339,6 +340,7 @@ where
 /// # Panics
 /// If `a` and `b` differ in length, if `alloc` cannot provide the output, or if `f` panics.
 #[track_caller]
+#[inline]
 pub fn zip_map_in<X, Y, U, F, A>(a: &[X], b: &[Y], f: F, alloc: A) -> Vec<U, A>
 where
     X: Copy + Sync,

@@ -14,6 +14,7 @@ use crate::error::{ArrayRequest, Failure};
 /// # Panics
 /// If the size overflows or `alloc` refuses the memory, naming `kernel`.
 #[track_caller]
+#[inline]
 pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
     let mut out = Vec::new_in(alloc);
     if out.try_reserve_exact(len).is_err() {

@@ -19,37 +19,63 @@ use crate::sync::BusyGuard;
 #[inline(always)]
 pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
-    let (start, depth) = unsafe { (*arena.as_ptr()).enter_scope() };
-    // The guard keeps its own copy of where the scope started: the scope's
-    // address escapes into `f`, the guard's does not, so its fields can stay
-    // in registers and the exit reads no memory the entry just wrote.
-    let _exit = ExitOnDrop { arena, start };
-    let scope = Scope {
-        arena: ArenaPtr(arena),
-        floor: start.slab_bytes_in_use(),
-        depth,
-        _thread: PhantomData,
-        _brand: PhantomData,
-    };
-    f(&scope)
+    let start = unsafe { (*arena.as_ptr()).enter_scope() };
+    // The scope is its own exit guard while `f` unwinds: one value serves
+    // both, so entering a scope stores its four words once (the unwinding
+    // edge needs the guard in memory anyway).
+    let scope = Scope { open: OpenScope { arena: ArenaPtr(arena), start }, _thread: PhantomData, _brand: PhantomData };
+    // SAFETY: the reference's lifetime is not tied to the local, so that the
+    // local can be forgotten below. `f` is generic over `'s` and returns an
+    // `R` that cannot name it, so no reference to the scope, nor anything
+    // allocated from it, outlives the call: the scope is not moved or dropped
+    // while it is borrowed.
+    let result = f(unsafe { &*std::ptr::from_ref(&scope) });
+    // On return the scope closes from the copies this frame still holds, in
+    // registers: `f` saw the scope's address, so reading the scope back
+    // would wait for loads of what the entry just stored.
+    std::mem::forget(scope);
+    // SAFETY: `f` has returned, so every value with the scope's lifetime is
+    // gone and nothing borrows the arena; it is valid (this function's contract).
+    unsafe { close_scope(arena, &start) };
+    result
 }
 
-/// Closes its scope when dropped: on normal return and during unwinding alike.
-/// This is what keeps a panic from leaking the arena's memory.
-struct ExitOnDrop {
-    arena: NonNull<Arena>,
+/// Closes the innermost scope of `arena`, which started at `start`.
+///
+/// # Safety
+/// `arena` is valid and not otherwise borrowed, and nothing the scope
+/// allocated is reachable any more (its closure has returned or unwound).
+#[inline(always)]
+unsafe fn close_scope(arena: NonNull<Arena>, start: &ScopeStart) {
+    // SAFETY: this function's contract.
+    if !unsafe { (*arena.as_ptr()).exit_scope_fast(start) } {
+        exit_scope_slow(arena, *start);
+    }
+}
+
+/// What a [`Scope`] knows of its arena, and the closing of the scope when
+/// dropped: on normal return and during unwinding alike. This is what keeps a
+/// panic from leaking the arena's memory.
+///
+/// A type of its own, without the scope's lifetime, so that the scope's drop
+/// runs after every borrow of it has ended (a `Drop` impl on `Scope<'s>`
+/// itself would need `'s`, a borrow of the scope, to outlive the scope).
+struct OpenScope {
+    /// The arena the scope allocates from: valid until this value is dropped,
+    /// and used only by this thread, one operation at a time.
+    arena: ArenaPtr,
+    /// Where the scope started, and its depth.
     start: ScopeStart,
 }
 
-impl Drop for ExitOnDrop {
-    #[inline(always)]
+impl Drop for OpenScope {
+    /// Runs only while the scope's closure unwinds (`run_scope` closes the
+    /// scope itself on return).
     fn drop(&mut self) {
-        // SAFETY: the scope's closure has returned or unwound, so every value
-        // with its lifetime is gone and nothing else is borrowing the arena;
-        // the arena is valid (contract of `run_scope`).
-        if !unsafe { (*self.arena.as_ptr()).exit_scope_fast(&self.start) } {
-            exit_scope_slow(self.arena, self.start);
-        }
+        // SAFETY: the scope's closure has unwound, so every value with its
+        // lifetime is gone and nothing else is borrowing the arena; the arena
+        // is valid (contract of `run_scope`).
+        unsafe { close_scope(self.arena.0, &self.start) }
     }
 }
 
@@ -58,7 +84,7 @@ impl Drop for ExitOnDrop {
 #[inline(never)]
 fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
     let _busy = BusyGuard::raise();
-    // SAFETY: as in `ExitOnDrop::drop`, whose caller this is.
+    // SAFETY: as in `close_scope`, whose caller this is.
     unsafe { (*arena.as_ptr()).exit_scope_slow(&start) }
 }
 
@@ -88,16 +114,11 @@ fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
 /// scope. `deallocate`, `grow` and `shrink` work in place on the most recent
 /// allocation of the innermost scope; everything else is released at scope exit.
 pub struct Scope<'s> {
-    /// The arena this scope allocates from: valid for all of `'s`, and used
-    /// only by this thread, one operation at a time.
-    arena: ArenaPtr,
-    /// The arena's slab bytes in use when this scope opened: the scope never
-    /// moves the bump pointer below that point.
-    floor: usize,
-    /// The arena's depth while this scope is the innermost one; while a
-    /// child is open, this scope's requests go to the arena's side chunks for
-    /// this depth.
-    depth: u32,
+    /// The arena, where the scope started (the scope never moves the bump
+    /// pointer below that point) and its depth: the arena's depth while this
+    /// scope is the innermost one. While a child is open, this scope's
+    /// requests go to the arena's side chunks for its depth.
+    open: OpenScope,
     /// Makes the type `!Send + !Sync`, and is the one thing a compiler error
     /// about sending a scope to another thread names.
     _thread: PhantomData<*const ScopeBelongsToItsThread>,
@@ -146,7 +167,7 @@ pub struct ScopeBelongsToItsThread {
 
 impl std::fmt::Debug for Scope<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scope").field("depth", &self.depth).finish_non_exhaustive()
+        f.debug_struct("Scope").field("depth", &self.depth()).finish_non_exhaustive()
     }
 }
 
@@ -164,9 +185,9 @@ impl<'s> Scope<'s> {
     /// ```
     #[inline(always)]
     pub fn scope<R>(&self, f: impl for<'c> FnOnce(&'c Scope<'c>) -> R) -> R {
-        // SAFETY: `self.arena` is valid for `'s`, which covers this call, and is
+        // SAFETY: `self.open.arena` is valid for `'s`, which covers this call, and is
         // used only through scope handles on this thread.
-        unsafe { run_scope(self.arena.0, f) }
+        unsafe { run_scope(self.open.arena.0, f) }
     }
 
     /// This handle, borrowed for the scope's whole life: what a container
@@ -192,8 +213,16 @@ impl<'s> Scope<'s> {
     ///     outer.scope(|inner| assert_eq!(inner.depth(), 2));
     /// });
     /// ```
+    #[inline(always)]
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.open.start.depth()
+    }
+
+    /// The arena's slab bytes in use when this scope opened: the scope never
+    /// moves the bump pointer below that point.
+    #[inline(always)]
+    fn floor(&self) -> usize {
+        self.open.start.slab_bytes_in_use()
     }
 
     /// Allocates memory for `layout`; valid until this scope exits (or, for a
@@ -206,7 +235,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         let arena = self.arena_mut();
-        if arena.depth() == self.depth
+        if arena.depth() == self.depth()
             && arena.is_small(layout)
             && let Some(ptr) = arena.bump(layout)
         {
@@ -221,7 +250,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn alloc_block(&self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
-        if arena.depth() == self.depth
+        if arena.depth() == self.depth()
             && arena.is_small(layout)
             && let Some(ptr) = arena.bump(layout)
         {
@@ -249,17 +278,17 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         let small = |ptr| Allocation { ptr, large: None, zeroed: false };
         if !arena.is_small(layout) {
-            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena.0) };
+            let owner = LargeOwner { depth: self.depth(), arena: Some(self.open.arena.0) };
             let large = arena.alloc_large(layout, owner)?;
             return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
         }
-        if arena.depth() == self.depth {
+        if arena.depth() == self.depth() {
             return arena.alloc_slow(layout).map(small);
         }
         if arena.debug_mode() == crate::DebugMode::Bypass {
-            return arena.bypass_alloc(layout, self.depth).map(small);
+            return arena.bypass_alloc(layout, self.depth()).map(small);
         }
-        arena.side_alloc(self.depth, layout).map(small)
+        arena.side_alloc(self.depth(), layout).map(small)
     }
 
     /// The handle of the large block at `ptr` that this scope allocated, if any.
@@ -269,7 +298,7 @@ impl<'s> Scope<'s> {
         if !arena.has_live_large_blocks() {
             return None;
         }
-        arena.large_handle_at(ptr, self.depth)
+        arena.large_handle_at(ptr, self.depth())
     }
 
     /// Why a request for `layout` fails now (for panic messages).
@@ -286,7 +315,7 @@ impl<'s> Scope<'s> {
         // only by this thread, and every caller uses the reference for one
         // arena operation that runs no user code, so no other reference to the
         // arena is live meanwhile.
-        unsafe { &mut *self.arena.0.as_ptr() }
+        unsafe { &mut *self.open.arena.0.as_ptr() }
     }
 
     /// Releases the block at `ptr` if this scope can: the top of the bump
@@ -294,7 +323,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth && arena.release_top(ptr, layout.size(), self.floor);
+        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
         if !released && arena.has_live_large_blocks() {
             self.release_large_at(ptr);
         }
@@ -304,7 +333,7 @@ impl<'s> Scope<'s> {
     #[inline(never)]
     fn release_large_at(&self, ptr: NonNull<u8>) {
         let _busy = BusyGuard::raise();
-        self.arena_mut().release_large_at(ptr, self.depth);
+        self.arena_mut().release_large_at(ptr, self.depth());
     }
 
     /// Resizes the top block of the bump region in place, if this scope is
@@ -312,8 +341,8 @@ impl<'s> Scope<'s> {
     pub(super) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
         ptr.as_ptr().addr().is_multiple_of(new.align())
-            && arena.depth() == self.depth
-            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor)
+            && arena.depth() == self.depth()
+            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first

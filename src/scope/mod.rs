@@ -158,6 +158,7 @@ impl Arena {
     /// assert_eq!(arena.stats().scopes_opened, 3);
     /// assert_eq!(arena.stats().bytes_in_use, 0);
     /// ```
+    #[inline]
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
         // SAFETY: `&mut self` is exclusive for the whole call, so the arena is
         // reached only through the handles `run_scope` creates.
