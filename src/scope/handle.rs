@@ -53,9 +53,10 @@ unsafe fn close_scope(arena: NonNull<Arena>, start: &ScopeStart) {
     }
 }
 
-/// What a [`Scope`] knows of its arena, and the closing of the scope when
-/// dropped: on normal return and during unwinding alike. This is what keeps a
-/// panic from leaking the arena's memory.
+/// What a [`Scope`] knows of its arena, and the closing of the scope when it
+/// is dropped, which happens only while the scope's closure unwinds (a normal
+/// return forgets it and closes the scope in `run_scope`). This is what keeps
+/// a panic from leaking the arena's memory.
 ///
 /// A type of its own, without the scope's lifetime, so that the scope's drop
 /// runs after every borrow of it has ended (a `Drop` impl on `Scope<'s>`
