@@ -29,6 +29,13 @@ fn released_memory_is_poisoned_before_reuse() {
     assert_eq!(addr, small);
     assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE));
 
+    // Again, now that the slab exists: this scope runs no slow path, so its
+    // exit is one that would otherwise only move the pointer back.
+    let again = arena::scope(|s| s.filled(1000, 7_u8).as_ptr().addr());
+    let (addr, bytes) = bytes_found_at_next_allocation(Layout::from_size_align(1000, 1).unwrap(), 1000);
+    assert_eq!(addr, again);
+    assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE), "a scope that only bumped was not poisoned");
+
     // A large block released early, reused from the cache.
     let large = arena::scope(|s| {
         let a = s.filled(2 << 20, 9_u8);

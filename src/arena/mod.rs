@@ -47,22 +47,21 @@ pub struct Checkpoint {
     depth: u32,
 }
 
-/// Where a scope started: all a scope keeps of the arena's state, so that
-/// entering one stores three words. The rest of a [`Checkpoint`] is implied:
-/// the slab position by the bytes in use (see `SlabChain::position_at`),
-/// the large and bypass blocks to release by the scope's depth.
+/// Where a scope started: all a scope keeps of the arena's state while it is
+/// open, so that entering one stores two words besides the arena pointer.
+/// The rest of a [`Checkpoint`] is implied: the slab position by the bytes in
+/// use (see `SlabChain::position_at`), the large and bypass blocks to release
+/// by the scope's depth.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ScopeStart {
+pub(crate) struct ScopeFloor {
     /// Bytes in use in the slabs when the scope opened.
     used: usize,
-    /// The arena's epoch when the scope opened.
-    epoch: u64,
     /// The scope's own depth (1 for an outermost scope): the arena's depth
     /// while it is the innermost scope, one less once it has exited.
     depth: u32,
 }
 
-impl ScopeStart {
+impl ScopeFloor {
     /// Bytes in use in the slabs when the scope opened: the floor below which
     /// the scope never moves the bump pointer.
     #[inline(always)]
@@ -75,6 +74,20 @@ impl ScopeStart {
     pub(crate) fn depth(&self) -> u32 {
         self.depth
     }
+}
+
+/// What opening a scope returns: its floor, and what lets a normal return
+/// take the fast exit. Only the floor is part of what the scope keeps: the
+/// code that returns normally holds the rest in registers, and an unwinding
+/// exit takes the full exit, which does not need it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScopeStart {
+    pub(crate) floor: ScopeFloor,
+    /// The arena's epoch when the scope opened, its poison bit cleared.
+    epoch: u64,
+    /// The bump pointer's address when the scope opened: what the fast exit
+    /// restores (valid while the epoch is unchanged: the same slab).
+    top: usize,
 }
 
 /// A bump allocator over a list of slabs.
@@ -113,9 +126,12 @@ pub struct Arena {
     /// Bytes in use outside the slabs (side, large and bypass blocks), as of
     /// the end of the last slow path, for the fast exit's high-water mark.
     outside_slabs: usize,
-    /// Advanced at the end of every slow path. A scope whose checkpoint has
-    /// the current epoch has seen only bumps and in-place resizes of the top
-    /// block in the current slab, so moving the pointer back is its whole exit.
+    /// Advanced (by 2) at the end of every slow path. A scope that exits in
+    /// the epoch it entered has seen only bumps and in-place resizes of the
+    /// top block in the current slab, so moving the pointer back is its whole
+    /// exit. The low bit is set while released memory must be poisoned, and
+    /// a scope records the epoch with that bit cleared: then no exit matches,
+    /// and the fast exit needs no test of its own for the debug mode.
     epoch: u64,
     config: Config,
     /// The process-wide pool and counters (`None` when `config.use_pool` is off).
@@ -320,7 +336,12 @@ impl Arena {
     fn end_slow_path(&mut self) {
         self.outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
         self.slabs.set_budget(self.config.limit_bytes.saturating_sub(self.outside_slabs));
-        self.epoch = self.epoch.wrapping_add(1);
+        self.epoch = (self.epoch | 1).wrapping_add(1) | self.poison_bit();
+    }
+
+    /// The epoch's low bit: set while released memory must be poisoned.
+    fn poison_bit(&self) -> u64 {
+        u64::from(self.debug == Some(DebugMode::Poison))
     }
 
     fn bytes_in_use(&self) -> usize {
@@ -420,7 +441,14 @@ impl Arena {
 
     /// The debug mode of this arena (resolved from the environment on first use).
     pub(crate) fn debug_mode(&mut self) -> DebugMode {
-        *self.debug.get_or_insert_with(DebugMode::from_env)
+        if let Some(mode) = self.debug {
+            return mode;
+        }
+        let mode = DebugMode::from_env();
+        self.debug = Some(mode);
+        // From now on no scope exit matches the epoch, if memory is poisoned.
+        self.epoch |= self.poison_bit();
+        mode
     }
 }
 

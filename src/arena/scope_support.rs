@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, DebugMode, POISON_BYTE, ScopeStart, dangling, debug};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, debug};
 
 impl Arena {
     /// Number of scopes open now.
@@ -19,49 +19,55 @@ impl Arena {
     /// Opens a scope: returns where it starts, with its depth.
     #[inline(always)]
     pub(crate) fn enter_scope(&mut self) -> ScopeStart {
-        self.depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
+        let depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
+        self.depth = depth;
         self.counters.scopes_opened += 1;
-        ScopeStart { used: self.slabs.bytes_in_use(), epoch: self.epoch, depth: self.depth }
+        ScopeStart {
+            floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth },
+            epoch: self.epoch & !1,
+            top: self.slabs.top_addr(),
+        }
     }
 
     /// Closes the innermost scope, which started at `start`, if nothing but
     /// bumps happened since it opened: then moving the pointer back (within
     /// the slab it started in) is the whole exit. Returns `false`, changing
     /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
-    /// bypass block, a configuration change) or memory must be poisoned;
+    /// bypass block, a configuration change) or memory must be poisoned (the
+    /// epoch's low bit, which the entry cleared);
     /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
     pub(crate) fn exit_scope_fast(&mut self, start: &ScopeStart) -> bool {
-        if self.epoch != start.epoch || self.debug == Some(DebugMode::Poison) {
+        if self.epoch != start.epoch {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
         self.note_high_water_fast();
-        self.slabs.rewind_in_slab(start.used);
-        self.depth = start.depth - 1;
+        self.slabs.rewind_in_slab(start.top);
+        self.depth = start.floor.depth - 1;
         true
     }
 
-    /// Closes the innermost scope, which started at `start`: releases its slab
+    /// Closes the innermost scope, whose floor is `floor`: releases its slab
     /// memory, side chunks and large blocks, and applies the retention budget
     /// when no scope is left open. May call the system allocator.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires.
     #[cold]
     #[inline(never)]
-    pub(crate) fn exit_scope_slow(&mut self, start: &ScopeStart) {
+    pub(crate) fn exit_scope_slow(&mut self, floor: &ScopeFloor) {
         // Blocks owned at this depth or deeper are this scope's: its children
         // have released theirs, and earlier scopes at this depth theirs.
-        let position = self.slabs.position_at(start.used);
+        let position = self.slabs.position_at(floor.used);
         self.release_to(position, 0, 0, self.depth);
         if self.side.holds(self.depth) {
             let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
             self.counters.system_deallocations += self.side.release(self.depth, self.config.retain_bytes, poison);
         }
-        self.depth = start.depth - 1;
+        self.depth = floor.depth - 1;
         if self.depth == 0 && self.slabs.slab_bytes() > self.config.retain_bytes {
             self.counters.system_deallocations += self.slabs.release_spare(self.config.retain_bytes, true);
         }

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeStart};
+use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::error::Failure;
 use crate::sync::BusyGuard;
 
@@ -21,9 +21,13 @@ pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
     let start = unsafe { (*arena.as_ptr()).enter_scope() };
     // The scope is its own exit guard while `f` unwinds: one value serves
-    // both, so entering a scope stores its four words once (the unwinding
+    // both, so entering a scope stores its three words once (the unwinding
     // edge needs the guard in memory anyway).
-    let scope = Scope { open: OpenScope { arena: ArenaPtr(arena), start }, _thread: PhantomData, _brand: PhantomData };
+    let scope = Scope {
+        open: OpenScope { arena: ArenaPtr(arena), floor: start.floor },
+        _thread: PhantomData,
+        _brand: PhantomData,
+    };
     // SAFETY: the reference's lifetime is not tied to the local, so that the
     // local can be forgotten below. `f` is generic over `'s` and returns an
     // `R` that cannot name it, so no reference to the scope, nor anything
@@ -36,21 +40,11 @@ pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(
     std::mem::forget(scope);
     // SAFETY: `f` has returned, so every value with the scope's lifetime is
     // gone and nothing borrows the arena; it is valid (this function's contract).
-    unsafe { close_scope(arena, &start) };
-    result
-}
-
-/// Closes the innermost scope of `arena`, which started at `start`.
-///
-/// # Safety
-/// `arena` is valid and not otherwise borrowed, and nothing the scope
-/// allocated is reachable any more (its closure has returned or unwound).
-#[inline(always)]
-unsafe fn close_scope(arena: NonNull<Arena>, start: &ScopeStart) {
-    // SAFETY: this function's contract.
-    if !unsafe { (*arena.as_ptr()).exit_scope_fast(start) } {
-        exit_scope_slow(arena, *start);
+    if !unsafe { (*arena.as_ptr()).exit_scope_fast(&start) } {
+        // SAFETY: as for the fast exit.
+        unsafe { exit_scope_slow(arena, start.floor) };
     }
+    result
 }
 
 /// What a [`Scope`] knows of its arena, and the closing of the scope when it
@@ -66,27 +60,33 @@ struct OpenScope {
     /// and used only by this thread, one operation at a time.
     arena: ArenaPtr,
     /// Where the scope started, and its depth.
-    start: ScopeStart,
+    floor: ScopeFloor,
 }
 
 impl Drop for OpenScope {
     /// Runs only while the scope's closure unwinds (`run_scope` closes the
-    /// scope itself on return).
+    /// scope itself on return), and takes the full exit: it needs no epoch,
+    /// so the scope does not store one.
     fn drop(&mut self) {
         // SAFETY: the scope's closure has unwound, so every value with its
         // lifetime is gone and nothing else is borrowing the arena; the arena
         // is valid (contract of `run_scope`).
-        unsafe { close_scope(self.arena.0, &self.start) }
+        unsafe { exit_scope_slow(self.arena.0, self.floor) }
     }
 }
 
-/// The exit of a scope that has memory to release.
+/// The exit of a scope that has memory to release, or whose closure unwound.
+///
+/// # Safety
+/// `arena` is valid and not otherwise borrowed, the scope whose floor is
+/// `floor` is its innermost one, and nothing that scope allocated is
+/// reachable any more (its closure has returned or unwound).
 #[cold]
 #[inline(never)]
-fn exit_scope_slow(arena: NonNull<Arena>, start: ScopeStart) {
+unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
     let _busy = BusyGuard::raise();
-    // SAFETY: as in `close_scope`, whose caller this is.
-    unsafe { (*arena.as_ptr()).exit_scope_slow(&start) }
+    // SAFETY: this function's contract.
+    unsafe { (*arena.as_ptr()).exit_scope_slow(&floor) }
 }
 
 /// A handle to an open scope: allocate from it, open child scopes from it.
@@ -216,14 +216,14 @@ impl<'s> Scope<'s> {
     /// ```
     #[inline(always)]
     pub fn depth(&self) -> u32 {
-        self.open.start.depth()
+        self.open.floor.depth()
     }
 
     /// The arena's slab bytes in use when this scope opened: the scope never
     /// moves the bump pointer below that point.
     #[inline(always)]
     fn floor(&self) -> usize {
-        self.open.start.slab_bytes_in_use()
+        self.open.floor.slab_bytes_in_use()
     }
 
     /// Allocates memory for `layout`; valid until this scope exits (or, for a
