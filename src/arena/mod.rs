@@ -85,9 +85,6 @@ pub(crate) struct ScopeStart {
     pub(crate) floor: ScopeFloor,
     /// The arena's epoch when the scope opened, its poison bit cleared.
     epoch: u64,
-    /// The bump pointer's address when the scope opened: what the fast exit
-    /// restores (valid while the epoch is unchanged: the same slab).
-    top: usize,
 }
 
 /// A bump allocator over a list of slabs.
