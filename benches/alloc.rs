@@ -53,10 +53,22 @@ fn arena_peers(body: impl for<'s> Fn(&'s arena::Scope<'s>) + Copy + 'static) -> 
     [(Peer::Arena, timed(move || arena::scope(body))), (Peer::ArenaOwned, timed(move || owned.scope(body)))]
 }
 
-/// `peers` followed by the two arena columns.
-fn with_arena(mut peers: Vec<(Peer, Timed)>, arena: [(Peer, Timed); 2]) -> Vec<(Peer, Timed)> {
-    peers.extend(arena);
+/// `peers` followed by the two arena columns for `body` (see [`arena_peers`]).
+fn with_arena(
+    mut peers: Vec<(Peer, Timed)>,
+    body: impl for<'s> Fn(&'s arena::Scope<'s>) + Copy + 'static,
+) -> Vec<(Peer, Timed)> {
+    peers.extend(arena_peers(body));
     peers
+}
+
+/// Times `iters` empty child scopes of `outer`.
+fn time_child_scopes(outer: &arena::Scope<'_>, iters: u64) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        outer.scope(|s| _ = black_box(s));
+    }
+    start.elapsed()
 }
 
 /// One row of the table: an operation, implemented by each peer that has it.
@@ -102,10 +114,9 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: "scope enter + exit, empty".into(),
         ops_per_call: 1,
-        peers: with_arena(
-            vec![(Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b))))],
-            arena_peers(move |s| _ = black_box(s)),
-        ),
+        peers: with_arena(vec![(Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b))))], move |s| {
+            _ = black_box(s);
+        }),
     });
 
     let mut bump = bump_scope::Bump::<bump_scope::alloc::Global>::new();
@@ -124,29 +135,10 @@ fn scope_cases() -> Vec<Case> {
                     })
                 })
             }),
-            (
-                Peer::Arena,
-                Box::new(|iters| {
-                    arena::scope(|outer| {
-                        let start = Instant::now();
-                        for _ in 0..iters {
-                            outer.scope(|s| _ = black_box(s));
-                        }
-                        start.elapsed()
-                    })
-                }),
-            ),
+            (Peer::Arena, Box::new(|iters| arena::scope(|outer| time_child_scopes(outer, iters)))),
             (Peer::ArenaOwned, {
                 let mut owned = arena::Arena::new();
-                Box::new(move |iters| {
-                    owned.scope(|outer| {
-                        let start = Instant::now();
-                        for _ in 0..iters {
-                            outer.scope(|s| _ = black_box(s));
-                        }
-                        start.elapsed()
-                    })
-                })
+                Box::new(move |iters| owned.scope(|outer| time_child_scopes(outer, iters)))
             }),
         ],
     });
@@ -176,7 +168,7 @@ fn scope_cases() -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| drop(black_box(s.zeroed::<u8>(64)))),
+            move |s| drop(black_box(s.zeroed::<u8>(64))),
         ),
     });
 
@@ -226,11 +218,11 @@ fn scope_cases() -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(|s| {
+            |s| {
                 for _ in 0..LIVE {
                     black_box(s.zeroed::<u8>(64));
                 }
-            }),
+            },
         ),
     });
     cases
@@ -300,7 +292,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| drop(black_box(s.from_iter((0..len).map(T::from_index))))),
+            move |s| drop(black_box(s.from_iter((0..len).map(T::from_index)))),
         ),
     ));
 
@@ -330,7 +322,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| drop(black_box(s.from_fn(len, T::from_index)))),
+            move |s| drop(black_box(s.from_fn(len, T::from_index))),
         ),
     ));
 
@@ -357,7 +349,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| drop(black_box(s.from_slice(source)))),
+            move |s| drop(black_box(s.from_slice(source))),
         ),
     ));
 
@@ -394,11 +386,11 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| {
+            move |s| {
                 let mut v = s.vec();
                 v.extend_from_slice(source);
                 drop(black_box(v));
-            }),
+            },
         ),
     ));
 
@@ -435,11 +427,11 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| {
+            move |s| {
                 let mut v = s.vec();
                 v.extend(source.iter().copied());
                 drop(black_box(v));
-            }),
+            },
         ),
     ));
 
@@ -463,7 +455,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
-            arena_peers(move |s| drop(black_box(arena::kernels::map_in(source, T::step, s)))),
+            move |s| drop(black_box(arena::kernels::map_in(source, T::step, s))),
         ),
     ));
     cases
