@@ -115,7 +115,7 @@ impl Arena {
         let bytes_in_use = self.bytes_in_use();
         Stats {
             bytes_in_use,
-            high_water: self.high_water.max(bytes_in_use),
+            high_water: self.high_water.max(self.fast_path_peak()).max(bytes_in_use),
             slab_count: self.slabs.slab_count(),
             reserved_bytes: self.slabs.slab_bytes() + self.side.reserved_bytes(),
             depth: self.depth,

@@ -85,6 +85,8 @@ pub(crate) struct ScopeStart {
     pub(crate) floor: ScopeFloor,
     /// The arena's epoch when the scope opened, its poison bit cleared.
     epoch: u64,
+    /// The bump pointer's address when the scope opened.
+    addr: usize,
 }
 
 /// A bump allocator over a list of slabs.
@@ -118,11 +120,19 @@ pub struct Arena {
     counters: Counters,
     /// The totals already added to the process-wide counters.
     published: Counters,
-    /// The largest `bytes_in_use` seen at a point where it was about to drop.
+    /// The largest `bytes_in_use` seen at a point where it was about to drop,
+    /// up to the end of the last slow path (the fast paths raise `slab_peak`).
     high_water: usize,
-    /// Bytes in use outside the slabs (side, large and bypass blocks), as of
-    /// the end of the last slow path, for the fast exit's high-water mark.
-    outside_slabs: usize,
+    /// The highest address the bump pointer had when a fast path lowered it
+    /// since the last slow path: one compare on the fast paths, folded into
+    /// `high_water` when the next slow path ends. It stays in the slab that
+    /// was current then, since only slow paths change slabs.
+    slab_peak: usize,
+    /// What `bytes_in_use` is measured from while `slab_peak` is in use: the
+    /// bytes in use at address `a` of the current slab are `a - in_use_origin`
+    /// (wrapping) until the next slow path ends, because only slow paths
+    /// change the slab or the bytes in use outside the slabs.
+    in_use_origin: usize,
     /// Advanced (by 2) at the end of every slow path. A scope that exits in
     /// the epoch it entered has seen only bumps and in-place resizes of the
     /// top block in the current slab, so moving the pointer back is its whole
@@ -176,8 +186,11 @@ impl Arena {
     /// ```
     pub const fn with_config(config: Config) -> Arena {
         let config = config.normalized();
+        let slabs = SlabChain::new(config.first_slab_bytes);
+        // An empty chain's pointer is its origin: a peak of 0 bytes.
+        let origin = slabs.origin_addr();
         Arena {
-            slabs: SlabChain::new(config.first_slab_bytes),
+            slabs,
             depth: 0,
             side: SideChunks::new(),
             large: LargeBlocks::new(),
@@ -185,7 +198,8 @@ impl Arena {
             counters: Counters::ZERO,
             published: Counters::ZERO,
             high_water: 0,
-            outside_slabs: 0,
+            slab_peak: origin,
+            in_use_origin: origin,
             epoch: 0,
             config,
             // The counters are always published; the pool is used only if asked.
@@ -331,8 +345,11 @@ impl Arena {
     /// under the byte limit, the bytes in use outside the slabs) and advances
     /// the epoch, so that every open scope takes the full exit.
     fn end_slow_path(&mut self) {
-        self.outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
-        self.slabs.set_budget(self.config.limit_bytes.saturating_sub(self.outside_slabs));
+        self.high_water = self.high_water.max(self.fast_path_peak());
+        let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
+        self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
+        self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
+        self.slab_peak = self.slabs.ptr_addr();
         self.epoch = (self.epoch | 1).wrapping_add(1) | self.poison_bit();
     }
 
@@ -345,15 +362,22 @@ impl Arena {
         self.slabs.bytes_in_use() + self.side.in_use() + self.large.in_use() + self.bypass.in_use()
     }
 
-    /// [`note_high_water`](Arena::note_high_water) for the fast paths: the
-    /// part outside the slabs as of the last slow path is exact between slow
-    /// paths. A branch, not a `max`: a loop that repeats its work stores nothing.
+    /// [`note_high_water`](Arena::note_high_water) for the fast paths, which
+    /// move the pointer within one slab: one compare of addresses (see
+    /// `slab_peak`). A branch, not a `max`: a loop that repeats its work
+    /// stores nothing.
     #[inline(always)]
     fn note_high_water_fast(&mut self) {
-        let in_use = self.slabs.bytes_in_use() + self.outside_slabs;
-        if in_use > self.high_water {
-            self.high_water = in_use;
+        let addr = self.slabs.ptr_addr();
+        if addr > self.slab_peak {
+            self.slab_peak = addr;
         }
+    }
+
+    /// The bytes in use at the highest point the fast paths recorded since
+    /// the last slow path.
+    fn fast_path_peak(&self) -> usize {
+        self.slab_peak.wrapping_sub(self.in_use_origin)
     }
 
     /// Records the current use as the high-water mark if it is one. Called

@@ -139,6 +139,20 @@ fn a_fast_exit_records_the_high_water_mark() {
     assert!(after.high_water >= before.high_water + 5000, "peak {} not recorded", after.high_water);
 }
 
+/// The fast exits' peak is kept as an address in the slab of the time; the
+/// next slow path (here a large block) must fold it into the mark, or it is lost.
+#[test]
+fn a_fast_exit_peak_survives_the_next_slow_path() {
+    let mut arena = Arena::with_config(Config { large_threshold_bytes: 4096, ..Config::DEFAULT });
+    arena.scope(|s| drop(s.zeroed::<u8>(16))); // the first slab: a slow path
+    let before = arena.stats();
+    let peak = arena.scope(|s| (0..12).map(|_| s.zeroed::<u8>(4000).len()).sum::<usize>());
+    arena.scope(|s| drop(s.zeroed::<u8>(4096))); // a large block: a slow path
+    let after = arena.stats();
+    assert_eq!((after.system_allocations, after.mmaps), (before.system_allocations, 1), "not one slow path");
+    assert!(after.high_water >= peak, "peak {} lost (expected at least {peak})", after.high_water);
+}
+
 /// A scope that opened exactly where a slab ended, whose allocations went on
 /// in later slabs, goes back to the same number of bytes in use, and the
 /// later slabs are reused by the next pass.

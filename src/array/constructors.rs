@@ -9,7 +9,7 @@ use bytemuck::Zeroable;
 use super::{ScopedArray, ScopedBox, ScopedVec};
 use crate::Scope;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
-use crate::scope::Allocation;
+use crate::scope::{Allocation, ScopeRef};
 
 /// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
 /// an element constructor from leaking the elements already made.
@@ -40,15 +40,10 @@ impl<'s> Scope<'s> {
     }
 
     /// Panics for a failed request of `len` elements of `T`, naming why.
-    #[cold]
-    #[inline(never)]
+    #[inline(always)]
     #[track_caller]
     pub(crate) fn array_failed<T>(&self, len: usize) -> ! {
-        let failure = match Layout::array::<T>(len) {
-            Err(_) => Failure::SizeOverflow,
-            Ok(layout) => self.failure_reason(layout),
-        };
-        allocation_panic(ArrayRequest::of::<T>(len, failure))
+        array_failed::<T>(self.by_value(), len)
     }
 
     /// The value of a `try_` constructor for `len` elements of `T`, or the
@@ -471,4 +466,17 @@ impl<'s> Scope<'s> {
             Err(_) => self.array_failed::<T>(1),
         }
     }
+}
+
+/// [`Scope::array_failed`], out of line: the scope comes by value, so the
+/// panic branch does not need the scope's address.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn array_failed<T>(scope: ScopeRef, len: usize) -> ! {
+    let failure = match Layout::array::<T>(len) {
+        Err(_) => Failure::SizeOverflow,
+        Ok(layout) => scope.failure_reason(layout),
+    };
+    allocation_panic(ArrayRequest::of::<T>(len, failure))
 }

@@ -66,7 +66,10 @@ struct OpenScope {
 impl Drop for OpenScope {
     /// Runs only while the scope's closure unwinds (`run_scope` closes the
     /// scope itself on return), and takes the full exit: it needs no epoch,
-    /// so the scope does not store one.
+    /// so the scope does not store one. Inlined, so that the unwinding edge
+    /// passes the scope's fields rather than its address, and a scope whose
+    /// closure is inlined need not exist in memory.
+    #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: the scope's closure has unwound, so every value with its
         // lifetime is gone and nothing else is borrowing the arena; the arena
@@ -242,7 +245,7 @@ impl<'s> Scope<'s> {
         {
             return Ok(ptr);
         }
-        self.alloc_cold(layout).map(|block| block.ptr)
+        self.by_value().alloc_cold(layout).map(|block| block.ptr)
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
@@ -257,39 +260,15 @@ impl<'s> Scope<'s> {
         {
             return Ok(Allocation { ptr, large: None, zeroed: false });
         }
-        self.alloc_cold(layout)
+        self.by_value().alloc_cold(layout)
     }
 
-    /// Every allocation the bump fast path does not serve: a large block (or
-    /// a refusal), a new slab, a side chunk of a scope that is not the
-    /// innermost one, a bypass-mode block.
-    #[cold]
-    #[inline(never)]
-    fn alloc_cold(&self, layout: Layout) -> Result<Allocation, AllocError> {
-        let _busy = BusyGuard::raise();
-        let made = self.alloc_cold_busy(layout);
-        if made.is_err() {
-            crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
-        }
-        made
-    }
-
-    /// [`alloc_cold`](Scope::alloc_cold) under the busy flag.
-    fn alloc_cold_busy(&self, layout: Layout) -> Result<Allocation, AllocError> {
-        let arena = self.arena_mut();
-        let small = |ptr| Allocation { ptr, large: None, zeroed: false };
-        if !arena.is_small(layout) {
-            let owner = LargeOwner { depth: self.depth(), arena: Some(self.open.arena.0) };
-            let large = arena.alloc_large(layout, owner)?;
-            return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
-        }
-        if arena.depth() == self.depth() {
-            return arena.alloc_slow(layout).map(small);
-        }
-        if arena.debug_mode() == crate::DebugMode::Bypass {
-            return arena.bypass_alloc(layout, self.depth()).map(small);
-        }
-        arena.side_alloc(self.depth(), layout).map(small)
+    /// What the cold paths need of this scope, by value: they take it in
+    /// registers, so that a scope whose closure is inlined need not exist in
+    /// memory (its fields stay in registers too).
+    #[inline(always)]
+    pub(crate) fn by_value(&self) -> ScopeRef {
+        ScopeRef { arena: self.open.arena.0, depth: self.depth() }
     }
 
     /// The handle of the large block at `ptr` that this scope allocated, if any.
@@ -300,12 +279,6 @@ impl<'s> Scope<'s> {
             return None;
         }
         arena.large_handle_at(ptr, self.depth())
-    }
-
-    /// Why a request for `layout` fails now (for panic messages).
-    #[cold]
-    pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
-        self.arena_mut().failure_reason(layout)
     }
 
     /// The arena, for one operation that calls no user code.
@@ -326,15 +299,8 @@ impl<'s> Scope<'s> {
         let arena = self.arena_mut();
         let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
         if !released && arena.has_live_large_blocks() {
-            self.release_large_at(ptr);
+            self.by_value().release_large_at(ptr);
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn release_large_at(&self, ptr: NonNull<u8>) {
-        let _busy = BusyGuard::raise();
-        self.arena_mut().release_large_at(ptr, self.depth());
     }
 
     /// Resizes the top block of the bump region in place, if this scope is
@@ -365,6 +331,73 @@ impl<'s> Scope<'s> {
         unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), keep) };
         self.release_block(ptr, old);
         Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
+    }
+}
+
+/// A scope's arena and depth: what the cold paths need of a [`Scope`],
+/// passed by value (see [`Scope::by_value`]).
+#[derive(Clone, Copy)]
+pub(crate) struct ScopeRef {
+    /// The scope's arena (valid while the scope is open; see `OpenScope`).
+    arena: NonNull<Arena>,
+    depth: u32,
+}
+
+impl ScopeRef {
+    /// The arena, for one operation that calls no user code.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    fn arena_mut(&self) -> &mut Arena {
+        // SAFETY: a `ScopeRef` is made from a live `Scope` for one call that
+        // the scope's handle makes (`Scope::by_value`), so the arena is valid
+        // and, as in `Scope::arena_mut`, reached for one arena operation that
+        // runs no user code.
+        unsafe { &mut *self.arena.as_ptr() }
+    }
+
+    /// Every allocation the bump fast path does not serve: a large block (or
+    /// a refusal), a new slab, a side chunk of a scope that is not the
+    /// innermost one, a bypass-mode block.
+    #[cold]
+    #[inline(never)]
+    fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
+        let _busy = BusyGuard::raise();
+        let made = self.alloc_cold_busy(layout);
+        if made.is_err() {
+            crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
+        }
+        made
+    }
+
+    /// [`alloc_cold`](ScopeRef::alloc_cold) under the busy flag.
+    fn alloc_cold_busy(self, layout: Layout) -> Result<Allocation, AllocError> {
+        let arena = self.arena_mut();
+        let small = |ptr| Allocation { ptr, large: None, zeroed: false };
+        if !arena.is_small(layout) {
+            let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
+            let large = arena.alloc_large(layout, owner)?;
+            return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
+        }
+        if arena.depth() == self.depth {
+            return arena.alloc_slow(layout).map(small);
+        }
+        if arena.debug_mode() == crate::DebugMode::Bypass {
+            return arena.bypass_alloc(layout, self.depth).map(small);
+        }
+        arena.side_alloc(self.depth, layout).map(small)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_large_at(self, ptr: NonNull<u8>) {
+        let _busy = BusyGuard::raise();
+        self.arena_mut().release_large_at(ptr, self.depth);
+    }
+
+    /// Why a request for `layout` fails now (for panic messages).
+    #[cold]
+    pub(crate) fn failure_reason(self, layout: Layout) -> Failure {
+        self.arena_mut().failure_reason(layout)
     }
 }
 

@@ -26,8 +26,8 @@ mod allocator;
 mod handle;
 
 use crate::sync::{BusyGuard, set_thread_flag, thread_flags};
-pub(crate) use handle::Allocation;
 use handle::run_scope;
+pub(crate) use handle::{Allocation, ScopeRef};
 pub use handle::{Scope, ScopeBelongsToItsThread};
 
 thread_local! {
