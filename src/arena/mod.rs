@@ -85,8 +85,6 @@ pub(crate) struct ScopeStart {
     pub(crate) floor: ScopeFloor,
     /// The arena's epoch when the scope opened, its poison bit cleared.
     epoch: u64,
-    /// The bump pointer's address when the scope opened.
-    addr: usize,
 }
 
 /// A bump allocator over a list of slabs.

@@ -22,11 +22,7 @@ impl Arena {
         let depth = self.depth.checked_add(1).expect("more than u32::MAX nested scopes");
         self.depth = depth;
         self.counters.scopes_opened += 1;
-        ScopeStart {
-            floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth },
-            epoch: self.epoch & !1,
-            addr: self.slabs.ptr_addr(),
-        }
+        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.epoch & !1 }
     }
 
     /// Closes the innermost scope, which started at `start`, if nothing but
@@ -45,11 +41,8 @@ impl Arena {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
-        // In the same epoch, the pointer is in the slab it was in at entry.
-        if self.slabs.ptr_addr() != start.addr {
-            self.note_high_water_fast();
-            self.slabs.rewind_to_addr(start.addr);
-        }
+        self.note_high_water_fast();
+        self.slabs.rewind_in_slab(start.floor.used);
         self.depth = start.floor.depth - 1;
         true
     }

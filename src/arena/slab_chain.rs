@@ -93,16 +93,13 @@ impl SlabChain {
         self.ptr.addr() == position.addr && self.current == position.slab
     }
 
-    /// Moves the pointer back to `addr`, an address it had earlier in the
-    /// current slab, releasing everything above it.
+    /// Moves the pointer back to where [`bytes_in_use`](SlabChain::bytes_in_use)
+    /// was `used`, in the current slab, releasing everything above it.
     #[inline(always)]
-    pub(super) fn rewind_to_addr(&mut self, addr: usize) {
-        debug_assert!(
-            self.origin.wrapping_add(self.used_before) <= addr && addr <= self.ptr.addr(),
-            "not an address below the pointer in the current slab"
-        );
+    pub(super) fn rewind_in_slab(&mut self, used: usize) {
+        debug_assert!(self.used_before <= used && used <= self.bytes_in_use(), "not a position in the current slab");
         // The pointer keeps the provenance of the slab it stays in.
-        self.ptr = self.ptr.with_addr(addr);
+        self.ptr = self.ptr.with_addr(self.origin.wrapping_add(used));
     }
 
     /// The position of the pointer when [`bytes_in_use`](SlabChain::bytes_in_use)
