@@ -41,8 +41,13 @@ impl Arena {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
-        self.note_high_water_fast();
-        self.slabs.rewind_in_slab(start.floor.used);
+        // Only a scope that bumped has a peak to record and memory to release.
+        // Tested on the bytes in use rather than on the entry address: that
+        // would be one more register live across the scope's closure.
+        if self.slabs.bytes_in_use() != start.floor.used {
+            self.note_high_water_fast();
+            self.slabs.rewind_in_slab(start.floor.used);
+        }
         self.depth = start.floor.depth - 1;
         true
     }
