@@ -266,7 +266,7 @@ pub(crate) fn global_stats_published() -> crate::GlobalStats {
         system_deallocations: totals.system_deallocations,
         mmaps: totals.mmaps,
         munmaps: totals.munmaps,
-        scopes_opened: totals.scopes_opened,
+        large_cache_hits: totals.large_hits,
     }
 }
 

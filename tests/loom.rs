@@ -98,7 +98,7 @@ fn counters_sum_while_threads_come_and_go() {
         let counters = Arc::new(GlobalCounters::new());
         // Two non-zero fields: each is a `fetch_add`, and the reader's snapshot
         // loads every total, so more would multiply the interleavings to explore.
-        let delta = Counters { system_allocations: 2, scopes_opened: 5, ..Counters::ZERO };
+        let delta = Counters { system_allocations: 2, mmaps: 5, ..Counters::ZERO };
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 let counters = counters.clone();
@@ -109,13 +109,13 @@ fn counters_sum_while_threads_come_and_go() {
             })
             .collect();
         // A reader meanwhile sees whole deltas or none, never more than the total.
-        let seen = counters.snapshot().scopes_opened;
+        let seen = counters.snapshot().mmaps;
         assert!(seen == 0 || seen == 5 || seen == 10);
         for t in threads {
             t.join().unwrap();
         }
         let totals = counters.snapshot();
-        assert_eq!((totals.system_allocations, totals.scopes_opened), (4, 10));
+        assert_eq!((totals.system_allocations, totals.mmaps), (4, 10));
         assert_eq!(counters.arenas_dropped.load(Ordering::Relaxed), 2);
     });
 }

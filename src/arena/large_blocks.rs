@@ -359,7 +359,7 @@ impl Arena {
         let allocation = self.large.insert(block, layout.size(), owner);
         self.end_slow_path();
         self.debug_assert_invariants();
-        self.publish();
+        self.publish_traffic();
         Ok(allocation)
     }
 

@@ -64,13 +64,13 @@ impl Arena {
         }
     }
 
-    /// [`publish`](Arena::publish) if anything but the scope count changed
-    /// since the last publication: the process-wide totals then never lag
-    /// this arena's memory traffic, and a loop of scopes that only reuse
-    /// memory writes nothing other threads read.
+    /// [`publish`](Arena::publish) if anything but the large cache hits
+    /// changed since the last publication: the process-wide totals then never
+    /// lag this arena's memory traffic, and a loop that only reuses memory,
+    /// large blocks included, writes nothing other threads read.
     pub(super) fn publish_traffic(&mut self) {
         let mut pending = self.all_counters() - self.published;
-        pending.scopes_opened = 0;
+        pending.large_hits = 0;
         if pending != Counters::ZERO {
             self.publish();
         }
@@ -109,7 +109,7 @@ impl Arena {
     ///     assert_eq!(s.depth(), 1);
     /// });
     /// let stats = arena.stats();
-    /// assert_eq!((stats.bytes_in_use, stats.high_water, stats.scopes_opened), (0, 8000, 1));
+    /// assert_eq!((stats.bytes_in_use, stats.high_water, stats.depth), (0, 8000, 0));
     /// ```
     pub fn stats(&self) -> Stats {
         let bytes_in_use = self.bytes_in_use();

@@ -14,7 +14,9 @@ mod scoped_vec;
 mod zeroed_vec;
 
 pub use collect::{CollectIn, FromIteratorIn};
-pub(crate) use fill::{fill_spare_capacity, push_clones, push_within_capacity, write_copy_once, write_once};
+pub(crate) use fill::{
+    collect_once, fill_spare_capacity, push_clones, push_within_capacity, write_copy_once, write_once,
+};
 pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;

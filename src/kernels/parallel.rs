@@ -189,9 +189,8 @@ where
     F: Fn(X) -> U + Sync,
     A: Allocator,
 {
-    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)));
-    out
+    let out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)))
 }
 
 /// A new vector in `alloc` of `f(x[i], y[i])`, each element written once.
@@ -207,11 +206,10 @@ where
     A: Allocator,
 {
     debug_assert_eq!(x.len(), y.len());
-    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| {
+    let out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| {
         x[r.clone()].iter().zip(&y[r]).map(|(&u, &v)| f(u, v))
-    });
-    out
+    })
 }
 
 /// A new vector in `alloc` of `f(x[i], y[i], z[i])`, each element written
@@ -226,9 +224,8 @@ where
     A: Allocator,
 {
     debug_assert!(x.len() == y.len() && x.len() == z.len());
-    let mut out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::write_once(&mut out, x.len(), chunking(x.len()), |r| {
+    let out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| {
         x[r.clone()].iter().zip(&y[r.clone()]).zip(&z[r]).map(|((&u, &v), &w)| f(u, v, w))
-    });
-    out
+    })
 }

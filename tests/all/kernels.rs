@@ -924,3 +924,22 @@ fn kernels_in_rayon_tasks_with_their_own_scopes_match_serial() {
     let from_bumps: Vec<_> = inputs.par_iter().map(|x| pipeline(x, &Bump::new())).collect();
     assert_eq!(from_bumps, serial);
 }
+
+/// A kernel whose element function panics gives its output block back to
+/// the allocator, here the top of the scope, rather than leaving it to the
+/// scope's exit.
+#[test]
+fn a_panicking_element_function_frees_the_output_block() {
+    arena::scope(|s| {
+        let x = s.from_fn(1000, |i| i as f64);
+        let before = arena::stats().bytes_in_use;
+        let fails_halfway = |v: f64| if v < 500.0 { v } else { std::panic::panic_any("element 500") };
+        let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernels::map_in(&x, fails_halfway, s)));
+        assert!(mapped.is_err());
+        let zipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            kernels::zip_map_in(&x, &x, |a, _| fails_halfway(a), s)
+        }));
+        assert!(zipped.is_err());
+        assert_eq!(arena::stats().bytes_in_use, before);
+    });
+}

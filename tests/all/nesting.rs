@@ -180,3 +180,49 @@ fn child_scope_memory_is_reused_by_the_next_child() {
         assert_eq!(a, b);
     });
 }
+
+/// A child opened from a scope that already has an open child is a level
+/// deeper than its opener's depth suggests: `Scope::scope` guesses the
+/// opener's depth, and must notice the guess is wrong.
+#[test]
+fn a_child_of_a_scope_with_an_open_child_nests_below_that_child() {
+    arena::scope(|outer| {
+        outer.scope(|inner| {
+            let kept = inner.filled(16, 7_u64);
+            let from_inner = outer.scope(|sibling| {
+                assert_eq!(sibling.depth(), 3);
+                let temporary = sibling.filled(16, 9_u64);
+                // `inner` is not the innermost scope: this must not be bump
+                // memory that `sibling`'s exit releases.
+                let from_inner = inner.filled(16, 8_u64);
+                assert!(temporary.iter().all(|&v| v == 9));
+                from_inner
+            });
+            assert_eq!(arena::stats().depth, 2);
+            // `inner` is the innermost scope again: this bumps.
+            let after = inner.filled(64, 5_u64);
+            assert!(from_inner.iter().all(|&v| v == 8), "{from_inner:?}");
+            assert!(kept.iter().all(|&v| v == 7));
+            assert!(after.iter().all(|&v| v == 5));
+        });
+        assert_eq!(outer.depth(), arena::stats().depth);
+    });
+}
+
+/// `arena::scope` guesses an outermost scope; called inside one, it is
+/// nested below it.
+#[test]
+fn a_thread_scope_opened_inside_another_is_nested() {
+    arena::scope(|outer| {
+        let kept = outer.filled(8, 1_u32);
+        arena::scope(|inner| {
+            assert_eq!(inner.depth(), 2);
+            let from_outer = outer.filled(8, 2_u32);
+            drop(inner.filled(8, 3_u32));
+            assert!(from_outer.iter().all(|&v| v == 2));
+        });
+        assert_eq!(arena::stats().depth, 1);
+        assert!(kept.iter().all(|&v| v == 1));
+    });
+    assert_eq!(arena::stats().depth, 0);
+}
