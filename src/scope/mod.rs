@@ -130,7 +130,7 @@ pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
         // SAFETY: `arena` is this thread's arena, alive for the whole call
         // (its destructor cannot start while this thread runs `f`), and only
         // reached through `Scope` handles of this thread, one operation at a time.
-        // A scope opened from a loop at top level is the one to make fast.
+        // The guess 0: a scope opened outside any other (see `enter_scope`).
         Some(arena) => unsafe { run_scope(arena, 0, f) },
         None => scope_on_fallback(f),
     }
