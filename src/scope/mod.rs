@@ -127,10 +127,10 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     match thread_arena() {
+        // The depth guess is 0, a scope opened outside any other (see `enter_scope`).
         // SAFETY: `arena` is this thread's arena, alive for the whole call
         // (its destructor cannot start while this thread runs `f`), and only
         // reached through `Scope` handles of this thread, one operation at a time.
-        // The guess 0: a scope opened outside any other (see `enter_scope`).
         Some(arena) => unsafe { run_scope(arena, 0, f) },
         None => scope_on_fallback(f),
     }
