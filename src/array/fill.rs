@@ -152,10 +152,7 @@ where
     // claims nothing of them, and `parts` does not touch the block until
     // `slots` is dead.
     let slots = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), len) };
-    match chunk_len {
-        Some(chunk_len) => write_chunks_in_parallel(slots, chunk_len, &written_in_full(items)),
-        None => written_in_full(items)(0, slots),
-    }
+    write_slots(slots, chunk_len, written_in_full(items));
     // SAFETY: every slot was written (`written_in_full` panics otherwise,
     // skipping this line).
     unsafe { parts.into_vec(len) }
@@ -249,11 +246,7 @@ fn fill_spare_slots<T, A>(
     A: Allocator,
 {
     assert!(vec.capacity() - vec.len() >= len, "an output with room for {len} more elements");
-    let slots = &mut vec.spare_capacity_mut()[..len];
-    match chunk_len {
-        Some(chunk_len) => write_chunks_in_parallel(slots, chunk_len, &write),
-        None => write(0, slots),
-    }
+    write_slots(&mut vec.spare_capacity_mut()[..len], chunk_len, write);
     // SAFETY: every one of the `len` slots after the length belongs to
     // exactly one chunk, and `write` wrote each chunk in full (its contract,
     // checked by the callers above; a panic skips this line); the capacity
@@ -261,7 +254,21 @@ fn fill_spare_slots<T, A>(
     unsafe { vec.set_len(vec.len() + len) }
 }
 
-/// The parallel half of [`fill_spare_slots`]: out of line, so that a short
+/// Runs `write(offset, slots)` over `slots`: once, on this thread, or by
+/// chunks of `chunk_len` in rayon tasks.
+#[inline]
+fn write_slots<T: Send>(
+    slots: &mut [MaybeUninit<T>],
+    chunk_len: Option<usize>,
+    write: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+) {
+    match chunk_len {
+        Some(chunk_len) => write_chunks_in_parallel(slots, chunk_len, &write),
+        None => write(0, slots),
+    }
+}
+
+/// The parallel half of [`write_slots`]: out of line, so that a short
 /// fill, which runs on the calling thread, inlines into its caller without
 /// the rayon machinery.
 #[inline(never)]

@@ -195,9 +195,10 @@ impl<'s> Scope<'s> {
     /// ```
     #[inline(always)]
     pub fn scope<R>(&self, f: impl for<'c> FnOnce(&'c Scope<'c>) -> R) -> R {
+        // The depth guess: the arena is at this scope's depth unless a child of
+        // it is open.
         // SAFETY: `self.open.arena` is valid for `'s`, which covers this call, and is
-        // used only through scope handles on this thread. The arena is at this
-        // scope's depth unless a child of it is open.
+        // used only through scope handles on this thread.
         unsafe { run_scope(self.open.arena.0, self.depth(), f) }
     }
 

@@ -160,9 +160,9 @@ impl Arena {
     /// ```
     #[inline]
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
+        // The depth guess is 0: a scope open on this arena would hold its borrow.
         // SAFETY: `&mut self` is exclusive for the whole call, so the arena is
-        // reached only through the handles `run_scope` creates; no scope is
-        // open on it (one would hold the arena's borrow), so its depth is 0.
+        // reached only through the handles `run_scope` creates.
         unsafe { run_scope(NonNull::from(self), 0, f) }
     }
 }
