@@ -259,7 +259,9 @@ impl Element for u8 {
     }
 }
 
-/// The six constructors of the issue, for `len` elements of `T`.
+/// The constructors of the issue, for `len` elements of `T`: `from_slice` twice,
+/// as `copy_slice` next to the peers' `Copy` forms and as itself next to their
+/// `Clone` forms; the vector's `extend_from_slice` as its `Copy` form.
 fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let source: &'static [T] = Vec::leak((0..len).map(T::from_index).collect());
     let name = |what: &str| format!("{what}, {len} {}", T::NAME);
@@ -349,6 +351,25 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                     }),
                 ),
             ],
+            move |s| drop(black_box(s.copy_slice(source))),
+        ),
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "from_slice (clone)",
+        with_arena(
+            vec![
+                (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        black_box(bumpalo.alloc_slice_clone(source));
+                        bumpalo.reset();
+                    }),
+                ),
+                (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_clone(source)))))),
+            ],
             move |s| drop(black_box(s.from_slice(source))),
         ),
     ));
@@ -388,7 +409,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
             ],
             move |s| {
                 let mut v = s.vec();
-                v.extend_from_slice(source);
+                v.extend_from_slice_copy(source);
                 drop(black_box(v));
             },
         ),

@@ -95,14 +95,25 @@ impl LargeHandle {
             _ => record.released.mark_released(),
         }
     }
+
+    /// Whether the block is known to read as zeros (a fresh or advised-away
+    /// mapping that nobody has written yet).
+    ///
+    /// # Safety
+    /// Called on the owner thread, before the block's memory has been handed
+    /// to anyone: between [`Arena::alloc_large`] and the first write.
+    pub(crate) unsafe fn reads_as_zero(self) -> bool {
+        // SAFETY: the record is live (just made) and, on the owner thread,
+        // only the arena touches its block, which it is not doing now.
+        unsafe { (*self.0.as_ref().block.get()).as_ref().is_some_and(|block| block.zeroed) }
+    }
 }
 
-/// A new large block: where it starts, its handle, and whether it is known
-/// to read as zeros (a fresh or advised-away mapping).
+/// A new large block: where it starts, and its handle (which also tells
+/// whether the block reads as zeros, [`LargeHandle::reads_as_zero`]).
 pub(crate) struct LargeAllocation {
     pub(crate) ptr: NonNull<u8>,
     pub(crate) handle: LargeHandle,
-    pub(crate) zeroed: bool,
 }
 
 /// Who asks for a large block: the scope's depth, and where to find its arena
@@ -244,7 +255,7 @@ impl LargeBlocks {
                 released: ReleaseFlag::new(),
             })))
         });
-        let (ptr, zeroed) = (block.ptr(), block.zeroed);
+        let ptr = block.ptr();
         self.live_bytes += block.len();
         self.in_use += requested;
         // SAFETY: `record` is spare (just popped or just made): nothing else
@@ -262,7 +273,7 @@ impl LargeBlocks {
         }
         self.live.push(record);
         self.serial += 1;
-        LargeAllocation { ptr, handle: LargeHandle(record), zeroed }
+        LargeAllocation { ptr, handle: LargeHandle(record) }
     }
 
     /// Takes the live record at `index` out of the live list (its record

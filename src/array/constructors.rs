@@ -33,7 +33,7 @@ impl<'s> Scope<'s> {
         if size_of::<T>() == 0 {
             // Dangling but aligned for `T`: slices and references of a
             // zero-sized type still need an aligned, non-null address.
-            return Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None, zeroed: true });
+            return Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None });
         }
         let layout = Layout::array::<T>(len).map_err(|_| AllocError)?;
         self.alloc_block(layout)
@@ -112,7 +112,7 @@ impl<'s> Scope<'s> {
         // `T` (`Zeroable`); a fresh mapping already reads as zeros, and not
         // writing it keeps its pages untouched until the caller uses them.
         unsafe {
-            if !memory.zeroed {
+            if !memory.reads_as_zero() {
                 ptr.as_ptr().write_bytes(0, len);
             }
             Ok(ScopedArray::from_raw_parts(ptr, len, memory.large))
@@ -242,6 +242,53 @@ impl<'s> Scope<'s> {
     #[track_caller]
     pub fn from_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
         self.unwrap_array::<T, _>(self.try_from_slice(items), items.len())
+    }
+
+    /// An array of copies of `items`: [`try_from_slice`](Scope::try_from_slice)
+    /// for `Copy` elements, which copies bytes instead of calling `clone`
+    /// (a short slice without a `memcpy` call).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let copy = s.try_copy_slice(b"abc").unwrap();
+    ///     assert_eq!(copy, *b"abc");
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    #[inline]
+    pub fn try_copy_slice<T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+        let memory = self.alloc_array::<T>(items.len())?;
+        let ptr = memory.ptr.cast::<T>();
+        // SAFETY: the block is fresh, so it does not overlap `items`, and it
+        // holds `items.len()` elements; after the copy all are initialized,
+        // and the block stays allocated for `'s` or until the array releases
+        // its large block.
+        unsafe {
+            crate::array::copy_elements(items, ptr.as_ptr());
+            Ok(ScopedArray::from_raw_parts(ptr, items.len(), memory.large))
+        }
+    }
+
+    /// An array of copies of `items`: [`from_slice`](Scope::from_slice) for
+    /// `Copy` elements (like the peers' `alloc_slice_copy`).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let row = [1.0_f32, 2.0, 3.0];
+    ///     let mut scratch = s.copy_slice(&row);
+    ///     scratch[0] = 0.5;
+    ///     assert_eq!(scratch[..], [0.5, 2.0, 3.0]);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_copy_slice`](Scope::try_copy_slice) errs.
+    #[inline]
+    #[track_caller]
+    pub fn copy_slice<T: Copy>(&self, items: &[T]) -> ScopedArray<'s, T> {
+        self.unwrap_array::<T, _>(self.try_copy_slice(items), items.len())
     }
 
     /// An array of the items of `iter`, however many it yields.

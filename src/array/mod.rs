@@ -4,6 +4,7 @@
 
 mod collect;
 mod constructors;
+mod copy;
 mod fill;
 mod into_iter;
 #[cfg(feature = "dyn-stack")]
@@ -14,6 +15,7 @@ mod scoped_vec;
 mod zeroed_vec;
 
 pub use collect::{CollectIn, FromIteratorIn};
+pub(crate) use copy::copy_elements;
 pub(crate) use fill::{
     collect_once, fill_spare_capacity, push_clones, push_within_capacity, write_copy_once, write_once,
 };

@@ -255,6 +255,39 @@ impl<'s, T> ScopedVec<'s, T> {
         super::push_clones(&mut self.inner, items);
     }
 
+    /// Appends copies of `items`: [`extend_from_slice`](ScopedVec::extend_from_slice)
+    /// for `Copy` elements, which copies bytes instead of calling `clone`
+    /// (a short slice without a `memcpy` call).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec();
+    ///     v.extend_from_slice_copy(b"ab");
+    ///     v.extend_from_slice_copy(b"c");
+    ///     assert_eq!(v, *b"abc");
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
+    #[inline]
+    #[track_caller]
+    pub fn extend_from_slice_copy(&mut self, items: &[T])
+    where
+        T: Copy,
+    {
+        self.reserve(items.len());
+        let len = self.inner.len();
+        // SAFETY: `reserve` made room for `items.len()` elements past `len`;
+        // that spare capacity cannot overlap `items`, which is borrowed
+        // shared while the vector is borrowed mutably. After the copy the
+        // first `len + items.len()` elements are initialized.
+        unsafe {
+            super::copy_elements(items, self.inner.as_mut_ptr().add(len));
+            self.inner.set_len(len + items.len());
+        }
+    }
+
     /// Inserts `value` at `index`, shifting the elements after it right.
     ///
     /// ```

@@ -22,7 +22,7 @@ unsafe impl Allocator for Scope<'_> {
 
     fn allocate_zeroed(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         let block = self.alloc_block(layout)?;
-        if !block.zeroed {
+        if !block.reads_as_zero() {
             // SAFETY: the block is fresh and valid for `layout.size()` bytes.
             unsafe { block.ptr.as_ptr().write_bytes(0, layout.size()) };
         }

@@ -266,7 +266,7 @@ impl<'s> Scope<'s> {
             && arena.is_small(layout)
             && let Some(ptr) = arena.bump(layout)
         {
-            return Ok(Allocation { ptr, large: None, zeroed: false });
+            return Ok(Allocation { ptr, large: None });
         }
         self.by_value().alloc_cold(layout)
     }
@@ -380,11 +380,11 @@ impl ScopeRef {
     /// [`alloc_cold`](ScopeRef::alloc_cold) under the busy flag.
     fn alloc_cold_busy(self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
-        let small = |ptr| Allocation { ptr, large: None, zeroed: false };
+        let small = |ptr| Allocation { ptr, large: None };
         if !arena.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
             let large = arena.alloc_large(layout, owner)?;
-            return Ok(Allocation { ptr: large.ptr, large: Some(large.handle), zeroed: large.zeroed });
+            return Ok(Allocation { ptr: large.ptr, large: Some(large.handle) });
         }
         if arena.depth() == self.depth {
             return arena.alloc_slow(layout).map(small);
@@ -414,6 +414,17 @@ pub(crate) struct Allocation {
     pub(crate) ptr: NonNull<u8>,
     /// Set for a large block: the array that owns it releases it early.
     pub(crate) large: Option<LargeHandle>,
-    /// Whether every byte is known to read as zero.
-    pub(crate) zeroed: bool,
+}
+
+impl Allocation {
+    /// Whether every byte is known to read as zero (only a fresh or
+    /// advised-away large block is). Not a field: two words come back from
+    /// the out-of-line slow path in registers, three would go through memory
+    /// on the fast path too.
+    #[inline(always)]
+    pub(crate) fn reads_as_zero(&self) -> bool {
+        // SAFETY: the allocation was just made on this thread and its memory
+        // is not written yet (its owner asks before the first write).
+        self.large.is_some_and(|large| unsafe { large.reads_as_zero() })
+    }
 }

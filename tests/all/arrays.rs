@@ -50,6 +50,42 @@ fn constructors_produce_the_expected_contents() {
     });
 }
 
+/// The `Copy` constructors at every short length (inline copies) and past
+/// them (`memcpy`), for elements of one, two and three bytes: each array
+/// holds its slice, and neither its neighbour before nor after is written.
+#[test]
+fn copy_constructors_copy_every_length_exactly() {
+    fn check<T: Copy + PartialEq + std::fmt::Debug>(source: &[T]) {
+        arena::scope(|s| {
+            for len in 0..=source.len() {
+                let before = s.copy_slice(&source[..1]);
+                let copy = s.copy_slice(&source[..len]);
+                let after = s.copy_slice(&source[..1]);
+                assert_eq!(copy[..], source[..len], "length {len}");
+                assert_eq!((&before[..], &after[..]), (&source[..1], &source[..1]), "a neighbour of length {len}");
+                let mut v = s.vec();
+                v.extend_from_slice_copy(&source[..len / 2]);
+                v.extend_from_slice_copy(&source[len / 2..len]);
+                let after = s.copy_slice(&source[..1]);
+                assert_eq!(v[..], source[..len], "pieces of length {len}");
+                assert_eq!(after[..], source[..1]);
+            }
+        });
+    }
+    check(&(1..=45).collect::<Vec<u8>>());
+    check(&(1..=30).map(|i| i * 1000).collect::<Vec<u16>>());
+    check(&(1..=20).map(|i| [i, i + 1, i + 2]).collect::<Vec<[u8; 3]>>());
+    if cfg!(miri) {
+        return; // a large block's copy is one `memcpy` of megabytes: slow there
+    }
+    let big: Vec<u32> = (0..2_000_000).collect();
+    arena::scope(|s| {
+        let copy = s.copy_slice(&big);
+        assert!(copy.is_large_block());
+        assert_eq!(copy[..], big[..]);
+    });
+}
+
 #[test]
 fn arrays_can_be_processed_and_dropped_on_scoped_threads() {
     arena::scope(|s| {
