@@ -287,6 +287,17 @@ fn from_iter_keeps_every_item_of_an_iterator_that_misstates_its_length() {
             assert_eq!(order, (0..actual).collect::<Vec<_>>(), "extend: claimed {claimed}, yielded {actual}");
         });
         assert_eq!(drops.get(), actual + 1, "extend: claimed {claimed}, yielded {actual}: items dropped");
+        // An empty vector takes another path: one block for the claimed count.
+        let (items, drops) = liar(claimed, actual, None);
+        arena::scope(|s| {
+            let mut v = s.vec();
+            v.extend(items);
+            let order: Vec<usize> = v.iter().map(|item| item.0).collect();
+            assert_eq!(order, (0..actual).collect::<Vec<_>>(), "empty extend: claimed {claimed}, yielded {actual}");
+            v.push(Counted(usize::MAX, std::rc::Rc::clone(&drops)));
+            assert_eq!(v.len(), actual + 1);
+        });
+        assert_eq!(drops.get(), actual + 1, "empty extend: claimed {claimed}, yielded {actual}: items dropped");
     }
 }
 
@@ -308,6 +319,18 @@ fn a_panicking_iterator_drops_exactly_the_items_already_written() {
         }));
         assert!(caught.is_err());
         assert_eq!(drops.get(), panic_at + 1, "ScopedVec::extend, panic at {panic_at}");
+
+        let (items, drops) = liar(8, 8, Some(panic_at));
+        arena::scope(|s| {
+            let mut v = s.vec();
+            assert!(catch_unwind(AssertUnwindSafe(|| v.extend(items))).is_err());
+            // The items made before the panic were dropped; the vector is
+            // empty and still usable.
+            assert_eq!(drops.get(), panic_at, "empty ScopedVec::extend, panic at {panic_at}");
+            assert!(v.is_empty());
+            v.push(Counted(100, std::rc::Rc::clone(&drops)));
+        });
+        assert_eq!(drops.get(), panic_at + 1);
     }
     assert_eq!(arena::stats().bytes_in_use, 0);
 }

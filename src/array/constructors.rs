@@ -68,7 +68,7 @@ impl<'s> Scope<'s> {
     /// first), each written once, straight into the block; and what is left
     /// of `items`. The iterator is moved in and out rather than borrowed, so
     /// that its state is a local the compiler keeps in registers.
-    fn try_fill_from<T, I: Iterator<Item = T>>(
+    pub(super) fn try_fill_from<T, I: Iterator<Item = T>>(
         &self,
         len: usize,
         mut items: I,

@@ -615,13 +615,39 @@ impl<'s, T> ScopedVec<'s, T> {
     fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
         let mut items = iter.into_iter();
         let (lower, upper) = items.size_hint();
-        self.grow_for::<PANICS>(lower)?;
-        if upper == Some(lower) {
-            // The announced count, in a counted loop: the shape that
-            // vectorizes (a slice's `iter().copied()`, `map`, a range).
-            let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
-            if written < lower {
+        if upper == Some(lower) && lower > 0 && self.inner.capacity() == 0 {
+            // An empty vector and an exact count: one block filled like
+            // `Scope::from_iter`, and the vector written once, as a whole, at
+            // the end. Written field by field instead, a vector that is moved
+            // next is read back in 16-byte halves that no store forwards.
+            let scope = self.scope();
+            let (array, rest) = match scope.try_fill_from(lower, items) {
+                Ok(filled) => filled,
+                Err(_) if PANICS => self.growth_failed(lower),
+                Err(error) => return Err(error),
+            };
+            let len = array.len();
+            // The vector finds a large block by its address, as every vector does.
+            let elements = array.into_slice();
+            // SAFETY: `elements` are `len` initialized elements at the start
+            // of a block `scope` allocated for `lower >= len` of them; a
+            // smaller capacity than the block only leaves its tail unused
+            // until the scope exits. The array gave them up (`into_slice`),
+            // so the vector is their only owner.
+            self.inner = unsafe { Vec::from_raw_parts_in(elements.as_mut_ptr(), len, len, scope) };
+            if len < lower {
                 return Ok(());
+            }
+            items = rest;
+        } else {
+            self.grow_for::<PANICS>(lower)?;
+            if upper == Some(lower) {
+                // The announced count, in a counted loop: the shape that
+                // vectorizes (a slice's `iter().copied()`, `map`, a range).
+                let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
+                if written < lower {
+                    return Ok(());
+                }
             }
         }
         while !super::fill_spare_capacity(&mut self.inner, &mut items) {

@@ -143,6 +143,29 @@ fn vec_growing_through_large_sizes_releases_the_blocks_it_leaves() {
     });
 }
 
+/// An empty vector extended from an exact-size iterator gets its block from
+/// the array constructors; as a vector's, that block is released by the
+/// vector's drop, and frozen into an array it is released by the array's.
+#[test]
+fn an_empty_vector_extended_into_a_large_block_releases_it_on_drop() {
+    isolated();
+    arena::scope(|s| {
+        let mut v = s.vec::<u64>();
+        v.extend(0..(MIB as u64));
+        assert_eq!(arena::stats().large_live_bytes, 8 * MIB);
+        assert_eq!((v.len(), v[MIB - 1]), (MIB, MIB as u64 - 1));
+        drop(v);
+        assert_eq!(arena::stats().large_live_bytes, 0, "the vector's drop kept its block");
+        let mut v = s.vec::<u64>();
+        v.extend(0..(MIB as u64));
+        v.push(7); // grows: moves to a new block and releases this one
+        let frozen = v.into_array();
+        assert!(frozen.is_large_block());
+        drop(frozen);
+        assert_eq!(arena::stats().large_live_bytes, 0, "the array's drop kept its block");
+    });
+}
+
 #[test]
 fn allocator_api_releases_large_blocks_on_deallocate() {
     isolated();
