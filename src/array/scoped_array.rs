@@ -129,6 +129,15 @@ impl<'s, T> ScopedArray<'s, T> {
         unsafe { std::slice::from_raw_parts_mut(this.ptr.as_ptr(), this.len) }
     }
 
+    /// Gives up the elements without making a reference to them: their
+    /// address, which keeps the block's provenance (a vector made from it may
+    /// grow in place past them), their count, and the large block if any.
+    #[inline(always)]
+    pub(crate) fn into_raw_parts(self) -> (NonNull<T>, usize, Option<LargeHandle>) {
+        let this = std::mem::ManuallyDrop::new(self);
+        (this.ptr, this.len, this.large)
+    }
+
     /// A copy of this array in the memory of `scope` (this array's scope or
     /// any other one): the `clone` of a scoped array, which needs to be told
     /// where the copy lives. The same as `scope.from_slice(&array)`.

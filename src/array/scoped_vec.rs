@@ -626,15 +626,16 @@ impl<'s, T> ScopedVec<'s, T> {
                 Err(_) if PANICS => self.growth_failed(lower),
                 Err(error) => return Err(error),
             };
-            let len = array.len();
-            // The vector finds a large block by its address, as every vector does.
-            let elements = array.into_slice();
-            // SAFETY: `elements` are `len` initialized elements at the start
-            // of a block `scope` allocated for `lower >= len` of them; a
-            // smaller capacity than the block only leaves its tail unused
-            // until the scope exits. The array gave them up (`into_slice`),
-            // so the vector is their only owner.
-            self.inner = unsafe { Vec::from_raw_parts_in(elements.as_mut_ptr(), len, len, scope) };
+            // The vector finds a large block by its address, as every vector
+            // does. Not `into_slice`: a pointer taken from a slice could not
+            // reach the memory the vector grows into in place.
+            let (ptr, len, _) = array.into_raw_parts();
+            // SAFETY: `ptr` points to `len` initialized elements at the start
+            // of a block `scope` allocated for `lower >= len` of them, with
+            // that block's provenance; a smaller capacity than the block only
+            // leaves its tail unused until the scope exits. The array gave the
+            // elements up, so the vector is their only owner.
+            self.inner = unsafe { Vec::from_raw_parts_in(ptr.as_ptr(), len, len, scope) };
             if len < lower {
                 return Ok(());
             }
