@@ -44,22 +44,22 @@ fn timed(mut op: impl FnMut() + 'static) -> Timed {
     })
 }
 
-/// The two arena columns for an operation on a scope: the thread's arena
-/// (`arena::scope`) and an arena owned by the timed loop (`Arena::scope`).
-fn arena_peers(body: impl for<'s> Fn(&'s arena::Scope<'s>) + Copy + 'static) -> [(Peer, Timed); 2] {
-    let mut owned = arena::Arena::new();
-    // The owned arena holds a slab, as the thread's does (see `main`).
-    owned.scope(|s| drop(s.zeroed::<u8>(64)));
-    [(Peer::Arena, timed(move || arena::scope(body))), (Peer::ArenaOwned, timed(move || owned.scope(body)))]
-}
-
-/// `peers` followed by the two arena columns for `body` (see [`arena_peers`]).
-fn with_arena(
-    mut peers: Vec<(Peer, Timed)>,
-    body: impl for<'s> Fn(&'s arena::Scope<'s>) + Copy + 'static,
-) -> Vec<(Peer, Timed)> {
-    peers.extend(arena_peers(body));
-    peers
+/// `peers` followed by the two arena columns for an operation on a scope,
+/// given as a closure: the thread's arena (`arena::scope`) and an arena owned
+/// by the timed loop (`Arena::scope`). A macro, so that each column gets its
+/// own copy of the closure, as each peer's operation is a closure of its own:
+/// one closure called from two timed loops is one function with two call
+/// sites, which the compiler kept out of line, a call the peers did not pay.
+macro_rules! with_arena {
+    ($peers:expr, $body:expr $(,)?) => {{
+        let mut peers: Vec<(Peer, Timed)> = $peers;
+        let mut owned = arena::Arena::new();
+        // The owned arena holds a slab, as the thread's does (see `main`).
+        owned.scope(|s| drop(s.zeroed::<u8>(64)));
+        peers.push((Peer::Arena, timed(move || arena::scope($body))));
+        peers.push((Peer::ArenaOwned, timed(move || owned.scope($body))));
+        peers
+    }};
 }
 
 /// Times `iters` empty child scopes of `outer`.
@@ -114,7 +114,7 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: "scope enter + exit, empty".into(),
         ops_per_call: 1,
-        peers: with_arena(vec![(Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b))))], move |s| {
+        peers: with_arena!(vec![(Peer::BumpScope, timed(move || bump.scoped(|b| _ = black_box(b))))], move |s| {
             _ = black_box(s);
         }),
     });
@@ -149,7 +149,7 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: "scope + one 64 B zeroed array + exit".into(),
         ops_per_call: 1,
-        peers: with_arena(
+        peers: with_arena!(
             vec![
                 (Peer::Vec, timed(|| drop(black_box(vec![0_u8; 64])))),
                 (
@@ -179,7 +179,7 @@ fn scope_cases() -> Vec<Case> {
     cases.push(Case {
         name: format!("64 B zeroed array, {}k live, per array", LIVE / 1000),
         ops_per_call: LIVE as u64,
-        peers: with_arena(
+        peers: with_arena!(
             vec![
                 (
                     Peer::Vec,
@@ -272,7 +272,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let mut blink = Blink::new();
     cases.push(case(
         "from exact-size iterator",
-        with_arena(
+        with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
                 (
@@ -301,7 +301,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "from_fn",
-        with_arena(
+        with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box((0..len).map(T::from_index).collect::<Vec<T>>())))),
                 (
@@ -332,7 +332,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let mut blink = Blink::new();
     cases.push(case(
         "from_slice (copy)",
-        with_arena(
+        with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
                 (
@@ -358,7 +358,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "from_slice (clone)",
-        with_arena(
+        with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
                 (
@@ -377,7 +377,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "vec extend_from_slice",
-        with_arena(
+        with_arena!(
             vec![
                 (
                     Peer::Vec,
@@ -418,7 +418,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "vec extend(slice.iter().copied())",
-        with_arena(
+        with_arena!(
             vec![
                 (
                     Peer::Vec,
@@ -459,7 +459,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
         "map (kernels::map_in)",
-        with_arena(
+        with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box(source.iter().map(|x| x.step()).collect::<Vec<T>>())))),
                 (

@@ -610,45 +610,88 @@ impl<'s, T> ScopedVec<'s, T> {
     /// items written before it stay. A const parameter rather than a closure:
     /// `#[track_caller]` does not reach through a closure, and with `PANICS`
     /// the error path is gone from the loop.
-    #[inline]
+    ///
+    /// Always inlined, the general path not: where the caller's vector is
+    /// known to be empty (made just before), only the empty path remains,
+    /// and the vector can live in registers (see `extend_empty`).
+    #[inline(always)]
     #[track_caller]
     fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
-        let mut items = iter.into_iter();
+        let items = iter.into_iter();
         let (lower, upper) = items.size_hint();
         if upper == Some(lower) && lower > 0 && self.inner.capacity() == 0 {
-            // An empty vector and an exact count: one block filled like
-            // `Scope::from_iter`, and the vector written once, as a whole, at
-            // the end. Written field by field instead, a vector that is moved
-            // next is read back in 16-byte halves that no store forwards.
-            let scope = self.scope();
-            let (array, rest) = match scope.try_fill_from(lower, items) {
-                Ok(filled) => filled,
-                Err(_) if PANICS => self.growth_failed(lower),
-                Err(error) => return Err(error),
-            };
-            // The vector finds a large block by its address, as every vector
-            // does. Not `into_slice`: a pointer taken from a slice could not
-            // reach the memory the vector grows into in place.
-            let (ptr, len, _) = array.into_raw_parts();
-            // SAFETY: `ptr` points to `len` initialized elements at the start
-            // of a block `scope` allocated for `lower >= len` of them, with
-            // that block's provenance; a smaller capacity than the block only
-            // leaves its tail unused until the scope exits. The array gave the
-            // elements up, so the vector is their only owner.
-            self.inner = unsafe { Vec::from_raw_parts_in(ptr.as_ptr(), len, len, scope) };
-            if len < lower {
-                return Ok(());
-            }
-            items = rest;
+            self.extend_empty::<PANICS>(lower, items)
         } else {
-            self.grow_for::<PANICS>(lower)?;
-            if upper == Some(lower) {
-                // The announced count, in a counted loop: the shape that
-                // vectorizes (a slice's `iter().copied()`, `map`, a range).
-                let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
-                if written < lower {
-                    return Ok(());
-                }
+            self.extend_general::<PANICS>(items)
+        }
+    }
+
+    /// [`extend_items`](ScopedVec::extend_items) into an empty vector from an
+    /// iterator that announces exactly `len` items: one block filled like
+    /// `Scope::from_iter`, and the vector written once, as a whole, at the
+    /// end. Written field by field instead, a vector that is moved next is
+    /// read back in 16-byte halves that no store forwards. If `items` panics,
+    /// the items made so far are dropped and the vector stays empty.
+    #[inline(always)]
+    #[track_caller]
+    fn extend_empty<const PANICS: bool>(
+        &mut self,
+        len: usize,
+        items: impl Iterator<Item = T>,
+    ) -> Result<(), AllocError> {
+        let scope = self.scope();
+        let (array, rest) = match scope.try_fill_from(len, items) {
+            Ok(filled) => filled,
+            Err(_) if PANICS => self.growth_failed(len),
+            Err(error) => return Err(error),
+        };
+        // The vector finds a large block by its address, as every vector
+        // does. Not `into_slice`: a pointer taken from a slice could not
+        // reach the memory the vector grows into in place.
+        let (ptr, written, _) = array.into_raw_parts();
+        // SAFETY: `ptr` points to `written` initialized elements at the start
+        // of a block `scope` allocated for `len >= written` of them, with that
+        // block's provenance; a smaller capacity than the block only leaves
+        // its tail unused until the scope exits. The array gave the elements
+        // up, so the vector is their only owner.
+        self.inner = unsafe { Vec::from_raw_parts_in(ptr.as_ptr(), written, written, scope) };
+        if written < len {
+            return Ok(());
+        }
+        let mut rest = rest;
+        match rest.next() {
+            None => Ok(()),
+            Some(extra) => self.extend_past_announced::<PANICS>(extra, rest),
+        }
+    }
+
+    /// The items of an iterator that yields more than it announced, after
+    /// [`extend_empty`](ScopedVec::extend_empty) wrote the announced ones:
+    /// `extra`, then the rest. Out of line, so that the vector of the common
+    /// case is not passed to any call.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn extend_past_announced<const PANICS: bool>(
+        &mut self,
+        extra: T,
+        rest: impl Iterator<Item = T>,
+    ) -> Result<(), AllocError> {
+        self.extend_general::<PANICS>(std::iter::once(extra).chain(rest))
+    }
+
+    /// [`extend_items`](ScopedVec::extend_items) for any vector and iterator.
+    #[inline]
+    #[track_caller]
+    fn extend_general<const PANICS: bool>(&mut self, mut items: impl Iterator<Item = T>) -> Result<(), AllocError> {
+        let (lower, upper) = items.size_hint();
+        self.grow_for::<PANICS>(lower)?;
+        if upper == Some(lower) {
+            // The announced count, in a counted loop: the shape that
+            // vectorizes (a slice's `iter().copied()`, `map`, a range).
+            let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
+            if written < lower {
+                return Ok(());
             }
         }
         while !super::fill_spare_capacity(&mut self.inner, &mut items) {
