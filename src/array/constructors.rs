@@ -227,7 +227,9 @@ impl<'s> Scope<'s> {
         Ok(unsafe { ScopedArray::from_raw_parts(ptr, items.len(), memory.large) })
     }
 
-    /// An array of clones of `items`.
+    /// An array of clones of `items`. For `Copy` elements (numbers),
+    /// [`copy_slice`](Scope::copy_slice) copies without calling `clone`, and
+    /// a short slice without a call to `memcpy`.
     ///
     /// ```
     /// let on_heap = vec![String::from("a"), String::from("b")];

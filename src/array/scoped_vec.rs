@@ -233,7 +233,8 @@ impl<'s, T> ScopedVec<'s, T> {
     }
 
     /// Appends clones of `items`, written once into the vector's memory (a
-    /// copy for `Copy` elements).
+    /// copy for `Copy` elements; [`extend_from_slice_copy`](ScopedVec::extend_from_slice_copy)
+    /// copies a short slice without a call to `memcpy`).
     ///
     /// ```
     /// arena::scope(|s| {
