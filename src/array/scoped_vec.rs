@@ -641,7 +641,7 @@ impl<'s, T> ScopedVec<'s, T> {
         items: impl Iterator<Item = T>,
     ) -> Result<(), AllocError> {
         let scope = self.scope();
-        let (array, rest) = match scope.try_fill_from(len, items) {
+        let (array, mut rest) = match scope.try_fill_from(len, items) {
             Ok(filled) => filled,
             Err(_) if PANICS => self.growth_failed(len),
             Err(error) => return Err(error),
@@ -659,7 +659,6 @@ impl<'s, T> ScopedVec<'s, T> {
         if written < len {
             return Ok(());
         }
-        let mut rest = rest;
         match rest.next() {
             None => Ok(()),
             Some(extra) => self.extend_past_announced::<PANICS>(extra, rest),
