@@ -2,7 +2,7 @@
 //! `map_in`, `cast_in` and `add_in` into a scope against what a user writes
 //! without the crate, `iter().map(..).collect::<Vec<_>>()`.
 //!
-//! `cargo bench --bench write_once` prints, for 4 Ki and 1 Mi elements, the
+//! `cargo bench --bench write_once` prints, for 16, 4 Ki and 1 Mi elements, the
 //! median time per call over interleaved rounds (every form once per round,
 //! so a slow period of the shared machine hits all of them) and the ratio
 //! kernel / `Vec` + `collect`. 1 Mi elements is above
@@ -41,7 +41,8 @@ fn row(name: &str, len: usize, mut forms: Vec<Form<'_>>) {
         }
     }
     let medians: Vec<f64> = samples.into_iter().map(median).collect();
-    let cells: Vec<String> = medians.iter().map(|ns| format!("{:.0}", ns)).collect();
+    let cells: Vec<String> =
+        medians.iter().map(|&ns| if ns < 100.0 { format!("{ns:.1}") } else { format!("{ns:.0}") }).collect();
     println!("| {name}, {len} | {} | {:.2} |", cells.join(" | "), medians[1] / medians[0]);
 }
 
@@ -50,7 +51,7 @@ fn main() {
     println!();
     println!("| case | Vec + collect | kernel in a scope | ratio |");
     println!("|---|--:|--:|--:|");
-    for len in [4096, 1 << 20] {
+    for len in [16, 4096, 1 << 20] {
         let x: Vec<f64> = (0..len).map(|i| i as f64 * 0.5).collect();
         let y: Vec<f64> = (0..len).map(|i| 1.0 - i as f64).collect();
         let xi: Vec<i32> = (0..len).map(|i| i as i32 - 7).collect();

@@ -12,7 +12,7 @@ mod mem_stack;
 mod scoped_array;
 mod scoped_box;
 mod scoped_vec;
-mod zeroed_vec;
+mod vec_in;
 
 pub use collect::{CollectIn, FromIteratorIn};
 pub(crate) use copy::copy_elements;
@@ -23,4 +23,4 @@ pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_vec::ScopedVec;
-pub(crate) use zeroed_vec::zeroed_vec_in;
+pub(crate) use vec_in::{empty_vec_in, zeroed_vec_in};

@@ -60,8 +60,8 @@
 //! - **Lengths**: inputs that must match, and `out` in the `_into` forms, are
 //!   checked; a mismatch panics with both lengths in the message (like
 //!   `copy_from_slice`), before anything is written or allocated.
-//! - **Allocation**: each output is reserved once, exactly, with
-//!   `try_reserve_exact`, and then filled without growing. The elementwise
+//! - **Allocation**: each output is allocated once, at exactly its length,
+//!   and then filled without growing. The elementwise
 //!   kernels, `map_in`, `zip_map_in`, `cast_in`, `cumsum_in` and
 //!   `concat*_in` write each output element once, straight into the new
 //!   block (no zeroing first; `concat_in` with `memcpy`); `matmul_in`

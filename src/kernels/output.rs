@@ -1,6 +1,6 @@
 //! Output buffers and length checks shared by the kernels.
 //!
-//! Every output vector is reserved exactly once with `try_reserve_exact`, so
+//! Every output vector is allocated exactly once, at its final size, so
 //! `allocator_api2`'s growth paths, which abort the process on failure, are
 //! never reached: a refused allocation becomes a panic with the sizes in it.
 
@@ -16,11 +16,10 @@ use crate::error::{ArrayRequest, Failure};
 #[track_caller]
 #[inline]
 pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
-    let mut out = Vec::new_in(alloc);
-    if out.try_reserve_exact(len).is_err() {
-        allocation_failed::<T>(kernel, len, failure_of::<T>(len));
+    match crate::array::empty_vec_in(len, alloc) {
+        Ok(out) => out,
+        Err(_) => allocation_failed::<T>(kernel, len, failure_of::<T>(len)),
     }
-    out
 }
 
 /// A vector in `alloc` of `len` zeros, from one zeroed allocation (a memset
