@@ -31,8 +31,9 @@ pub(crate) fn zeroed_vec_in<T: Zeroable, A: Allocator>(len: usize, alloc: A) -> 
 
 /// An empty vector in `alloc` with room for exactly `len` elements, made by
 /// one `allocate` call. Not `Vec::try_reserve_exact`: its growth path takes
-/// the vector by reference, which kept it in memory, and moving it through
-/// the stack cost a 16-element kernel output about 15 % of its time
+/// the vector by reference, which kept the vector in memory (moved through
+/// two stack slots, or returned through one from a call left out of line);
+/// a 16-element kernel output spent about a fifth of its time on that
 /// (BENCHMARKS.md, session 12).
 ///
 /// # Errors
