@@ -261,7 +261,8 @@ impl Element for u8 {
 
 /// The constructors of the issue, for `len` elements of `T`: `from_slice` twice,
 /// as `copy_slice` next to the peers' `Copy` forms and as itself next to their
-/// `Clone` forms; the vector's `extend_from_slice` as its `Copy` form.
+/// `Clone` forms; the vector's `extend_from_slice` as its `Copy` form, and
+/// a vector made with its capacity and filled by `push`.
 fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let source: &'static [T] = Vec::leak((0..len).map(T::from_index).collect());
     let name = |what: &str| format!("{what}, {len} {}", T::NAME);
@@ -451,6 +452,47 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
             move |s| {
                 let mut v = s.vec();
                 v.extend(source.iter().copied());
+                drop(black_box(v));
+            },
+        ),
+    ));
+
+    let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
+    cases.push(case(
+        "vec with_capacity + push",
+        with_arena!(
+            vec![
+                (
+                    Peer::Vec,
+                    timed(move || {
+                        let mut v = Vec::with_capacity(len);
+                        (0..len).for_each(|i| v.push(T::from_index(i)));
+                        drop(black_box(v));
+                    }),
+                ),
+                (
+                    Peer::Bumpalo,
+                    timed(move || {
+                        let mut v = VecIn::with_capacity_in(len, &bumpalo);
+                        (0..len).for_each(|i| v.push(T::from_index(i)));
+                        drop(black_box(v));
+                        bumpalo.reset();
+                    }),
+                ),
+                (
+                    Peer::BumpScope,
+                    timed(move || {
+                        bump.scoped(|b| {
+                            let mut v = bump_scope::BumpVec::with_capacity_in(len, &b);
+                            (0..len).for_each(|i| v.push(T::from_index(i)));
+                            drop(black_box(v));
+                        });
+                    }),
+                ),
+            ],
+            move |s| {
+                let mut v = s.vec_with_capacity(len);
+                (0..len).for_each(|i| v.push(T::from_index(i)));
                 drop(black_box(v));
             },
         ),

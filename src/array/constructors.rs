@@ -438,12 +438,13 @@ impl<'s> Scope<'s> {
         ScopedVec::new_in(self)
     }
 
-    /// An empty [`ScopedVec`] with room for `capacity` elements.
+    /// An empty [`ScopedVec`] with room for exactly `capacity` elements (any
+    /// number of zero-sized ones), in one block.
     ///
     /// ```
     /// arena::scope(|s| {
     ///     let v = s.try_vec_with_capacity::<f64>(100).unwrap();
-    ///     assert!(v.capacity() >= 100 && v.is_empty());
+    ///     assert!(v.capacity() == 100 && v.is_empty());
     ///     assert!(s.try_vec_with_capacity::<f64>(usize::MAX).is_err());
     /// });
     /// ```
@@ -451,12 +452,11 @@ impl<'s> Scope<'s> {
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
     pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
-        let mut vec = self.vec();
-        vec.try_reserve(capacity)?;
-        Ok(vec)
+        Ok(ScopedVec { inner: crate::array::empty_vec_in(capacity, self.for_its_lifetime())? })
     }
 
-    /// An empty [`ScopedVec`] with room for `capacity` elements.
+    /// An empty [`ScopedVec`] with room for exactly `capacity` elements (see
+    /// [`try_vec_with_capacity`](Scope::try_vec_with_capacity)).
     ///
     /// ```
     /// arena::scope(|s| {

@@ -50,6 +50,31 @@ fn constructors_produce_the_expected_contents() {
     });
 }
 
+/// `vec_with_capacity` takes one block of exactly the capacity asked for
+/// (not a growth step's rounding: 3 `u8` would be 8), and filling it to that
+/// capacity takes nothing more from the scope.
+#[test]
+fn a_vector_with_capacity_is_one_block_of_exactly_that_capacity() {
+    if arena::DebugMode::from_env() != arena::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    arena::scope(|s| {
+        let before = arena::stats().bytes_in_use;
+        let mut bytes = s.vec_with_capacity::<u8>(3);
+        assert_eq!((bytes.len(), bytes.capacity()), (0, 3));
+        assert_eq!(arena::stats().bytes_in_use - before, 3);
+        bytes.extend([1, 2, 3]);
+        let mut words = s.vec_with_capacity::<u32>(5);
+        words.extend([1, 2, 3, 4, 5]);
+        assert_eq!((bytes.capacity(), words.capacity()), (3, 5));
+        // 3 bytes, then 1 byte of padding to align the `u32`s.
+        assert_eq!(arena::stats().bytes_in_use - before, 3 + 1 + 20, "filling to capacity took more");
+        let units = s.vec_with_capacity::<()>(1000);
+        assert!(units.capacity() >= 1000);
+        assert_eq!(arena::stats().bytes_in_use - before, 24, "zero-sized elements take no memory");
+    });
+}
+
 /// The `Copy` constructors at every short length (inline copies) and past
 /// them (`memcpy`), for elements of one, two and three bytes: each array
 /// holds its slice, and neither its neighbour before nor after is written.
