@@ -121,7 +121,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     // Always inlined: left out of line, a fill loop made a call per element
-    // (16 `u8`: 37.7 ns instead of 13.6 in one build; BENCHMARKS.md, session 12).
+    // (16 `u8`: 37.7 ns instead of 13.5 in one build; BENCHMARKS.md, session 12).
     #[inline(always)]
     #[track_caller]
     pub fn push(&mut self, value: T) {
