@@ -476,8 +476,7 @@ impl<'s, T> ScopedVec<'s, T> {
         if at > self.len() {
             index_failed("split_off index", at, "<=", self.len());
         }
-        let mut tail = ScopedVec::new_in(self.scope());
-        tail.reserve(self.len() - at);
+        let mut tail = self.scope().vec_with_capacity(self.len() - at);
         super::push_within_capacity(&mut tail.inner, self.inner.drain(at..));
         tail
     }
