@@ -2,7 +2,7 @@
 //! arena next to `Vec` (the system allocator), `bumpalo`, `bump-scope` and
 //! `blink-alloc`, for the operations a hot loop's temporaries are made of.
 //!
-//! `cargo bench --bench alloc [-- FILTER]` prints one table: nanoseconds per
+//! `cargo bench -p arena-benches --bench alloc [-- FILTER]` prints one table: nanoseconds per
 //! operation (the median over interleaved rounds) for each peer, and the
 //! arena's time over the fastest peer's. The arena appears twice: `arena` is
 //! `arena::scope`, on the thread's arena found through a thread-local, and

@@ -28,7 +28,7 @@
 //! again; NumSharp's `out_mixed_to_float64` was 5.05× slower after the sweep
 //! than alone.
 //!
-//! Run with `cargo bench --bench concat_sweep` (`-- promotion kwargs` runs
+//! Run with `cargo bench -p arena-benches --bench concat_sweep` (`-- promotion kwargs` runs
 //! only those sections between the two headline measurements);
 //! `benches/concat_sweep_numpy.py` prints the same table for NumPy.
 

@@ -5,7 +5,7 @@
 //! `copy_from_slice` on the calling thread against rayon chunks of the
 //! kernels' chunk length (16 Ki elements).
 //!
-//! `cargo bench --bench copy_threshold` prints, per length, the median time
+//! `cargo bench -p arena-benches --bench copy_threshold` prints, per length, the median time
 //! of interleaved rounds and the ratio parallel / serial. Here the source
 //! and output stay warm in cache; `benches/concat_sweep.rs` measures the
 //! copies as concatenation does them, and the two together set the

@@ -3,11 +3,10 @@
 //!
 //! - `elementwise/{1M,32K}/*`: `add_into`, `axpy_into`, `scale_into` and
 //!   `fma_into` on `f64`, each next to the loop one would write by hand into
-//!   the same preallocated `out` (`hand_*`). At 1M elements the kernels split
-//!   the work with rayon (from `PARALLEL_THRESHOLD` = 65,536 elements on)
-//!   while the hand loops run on one thread; at 32K (256 KiB per array, in
-//!   L2) both run on the calling thread, which compares the code generated
-//!   for the loops themselves.
+//!   the same preallocated `out` (`hand_*`). Both lengths are below
+//!   `kernels::PARALLEL_THRESHOLD`, so kernels and hand loops run on the
+//!   calling thread and the rows compare the code generated for the loops;
+//!   at 32K (256 KiB per array) the data stays in L2.
 //! - `chain/1M/*`: `a*x + b*y + c` (`a`, `b`, `c` scalars, `x`, `y` 1M `f64`)
 //!   built from `_in` kernels: `scale_in`, `scale_in`, `add_in`, `map_in`,
 //!   i.e. four 8 MB temporaries per evaluation, taken from
@@ -18,7 +17,7 @@
 //!   and, for reference, `fused_hand_loop`: one pass into a preallocated
 //!   `out`, no temporaries at all.
 //!
-//! Run with `cargo bench --bench kernels`.
+//! Run with `cargo bench -p arena-benches --bench kernels`.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The matrix product against the crates a Rust user would otherwise call:
 //! `matrixmultiply` (what ndarray's `dot` uses) and `gemm` (faer's engine).
 //!
-//! `cargo bench --bench matmul` prints GFLOP/s (`2 m k n` per second), the
+//! `cargo bench -p arena-benches --bench matmul` prints GFLOP/s (`2 m k n` per second), the
 //! median over interleaved rounds (each implementation once per round, so a
 //! slow period of the shared machine hits all of them), for `f64` and `f32`,
 //! on one thread and on all of rayon's threads, and the ratio of the arena

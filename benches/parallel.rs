@@ -2,7 +2,7 @@
 //! scratch arrays — on 1 and 2 rayon threads, with the scratch in `Vec`s
 //! (malloc + free per array) or in a scope of each worker's own arena.
 //!
-//! `cargo bench --bench parallel` prints the median time of a batch for each
+//! `cargo bench -p arena-benches --bench parallel` prints the median time of a batch for each
 //! form on 1 and 2 threads, over interleaved rounds (every configuration once
 //! per round, so a slow period of the shared machine hits all of them), and
 //! each form's 2-thread speed-up.

@@ -2,7 +2,7 @@
 //! `map_in`, `cast_in` and `add_in` into a scope against what a user writes
 //! without the crate, `iter().map(..).collect::<Vec<_>>()`.
 //!
-//! `cargo bench --bench write_once` prints, for 16, 4 Ki and 1 Mi elements, the
+//! `cargo bench -p arena-benches --bench write_once` prints, for 16, 4 Ki and 1 Mi elements, the
 //! median time per call over interleaved rounds (every form once per round,
 //! so a slow period of the shared machine hits all of them) and the ratio
 //! kernel / `Vec` + `collect`. 1 Mi elements is above
