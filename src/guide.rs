@@ -212,3 +212,75 @@
 //! [`stats`](crate::stats) counts each of these (`system_allocations`,
 //! `mmaps`, `large_cache_hits`, ...), so a test can check that a loop's
 //! steady state makes none.
+//!
+//! # Common compile errors
+//!
+//! The lifetimes that keep scoped memory from escaping show up in compiler
+//! errors whose suggestions do not always help. The ones newcomers meet
+//! first, each checked as a compile-fail case in `tests/ui/`:
+//!
+//! **Returning an array from the closure**: `error: lifetime may not live
+//! long enough` (`returning this value requires that '1 must outlive '2`;
+//! rustc may suggest `move`, which changes nothing). The array is released
+//! when the scope exits, so it cannot be the scope's result. Return what you
+//! computed from it, or copy it out:
+//!
+//! ```
+//! let kept: Vec<f64> = arena::scope(|s| {
+//!     let a = s.from_fn(4, |i| i as f64 * 0.5);
+//!     a.to_vec() // or `out.copy_from_slice(&a)` into a buffer from outside
+//! });
+//! assert_eq!(kept, [0.0, 0.5, 1.0, 1.5]);
+//! ```
+//!
+//! **A helper without lifetimes**: `error[E0106]: missing lifetime
+//! specifier` on `fn ramp(s: &Scope, n: usize) -> ScopedArray<f64>`. rustc
+//! suggests `fn ramp<'a>(s: &'a Scope<'a>, ...) -> ScopedArray<'a, f64>`,
+//! which compiles only while every caller passes the closure's own handle: a
+//! helper that passes its own borrow on then fails with `error[E0621]:
+//! explicit lifetime required`, because `Scope` is invariant in its lifetime
+//! and a borrow cannot be stretched to it. Name the two lifetimes apart:
+//!
+//! ```
+//! use arena::{Scope, ScopedArray};
+//!
+//! fn ramp<'s>(s: &Scope<'s>, n: usize) -> ScopedArray<'s, f64> {
+//!     s.from_fn(n, |i| i as f64)
+//! }
+//!
+//! fn doubled_ramp<'s>(s: &Scope<'s>, n: usize) -> ScopedArray<'s, f64> {
+//!     let x = ramp(s, n); // a helper calling a helper: fine
+//!     s.from_fn(n, |i| 2.0 * x[i])
+//! }
+//!
+//! arena::scope(|s| assert_eq!(doubled_ramp(s, 4)[3], 6.0));
+//! ```
+//!
+//! **`collect()` into a `ScopedArray`**: `error[E0277]: a value of type
+//! ScopedArray<'_, u64> cannot be built from an iterator`. `collect` has no
+//! scope to allocate from; [`collect_in`](crate::CollectIn::collect_in)
+//! takes one:
+//!
+//! ```
+//! use arena::{CollectIn, ScopedArray};
+//!
+//! arena::scope(|s| {
+//!     let squares: ScopedArray<u64> = (0..4_u64).map(|i| i * i).collect_in(s);
+//!     assert_eq!(squares[3], 9);
+//! });
+//! ```
+//!
+//! **A scope in a rayon task or a thread**: `error[E0277]: *const
+//! ScopeBelongsToItsThread cannot be shared between threads safely`. A scope
+//! is its thread's; the task runs on a worker. Open a scope inside the task:
+//! it reaches the worker's own arena.
+//!
+//! ```
+//! use rayon::prelude::*;
+//!
+//! let sums: Vec<f64> = (0..4_usize)
+//!     .into_par_iter()
+//!     .map(|i| arena::scope(|s| s.filled(8, i as f64).iter().sum()))
+//!     .collect();
+//! assert_eq!(sums, [0.0, 8.0, 16.0, 24.0]);
+//! ```
