@@ -44,7 +44,7 @@ fn small_allocations() {
 fn scope_cost() {
     const N: usize = 100_000;
     println!("A scope around one 64-byte zeroed temporary vs the same array from malloc");
-    println!("(the `scope + one 64 B zeroed array + exit` row of `cargo bench --bench alloc`)");
+    println!("(the `scope + one 64 B zeroed array + exit` row of `cargo bench -p arena-benches --bench alloc`)");
     let malloc_ns = median_ns_per_op(51, N, || {
         for _ in 0..N {
             drop(black_box(vec![0_u8; 64]));
@@ -147,6 +147,7 @@ fn numsharp() {
     println!("NumSharp #613: {ARRAYS} arrays of {ELEMENTS} f64 (8 MiB each) per round, all dropped at its end");
     println!("  (NumSharp on .NET: 519 MiB still committed after GC.Collect(); NumPy: flat)");
     let baseline = rss_mib();
+    println!("  timing 10 rounds with Vec (glibc malloc)...");
     let vec = numsharp_loop(
         10,
         |r| {
@@ -161,7 +162,9 @@ fn numsharp() {
             arrays.iter_mut().for_each(|a| write_all(a, r));
         });
     };
+    println!("  timing 10 rounds in arena::scope (default 256 MiB large-block cache)...");
     let default_budget = numsharp_loop(10, arena_round, arena::trim);
+    println!("  timing 10 rounds in arena::scope (large_retain_bytes raised to 1 GiB)...");
     arena::configure(arena::Config { large_retain_bytes: 1 << 30, ..arena::Config::DEFAULT });
     let big_budget = numsharp_loop(10, arena_round, arena::trim);
     arena::configure(arena::Config::DEFAULT);
@@ -180,9 +183,18 @@ fn numsharp() {
             f.ms_per_round, f.faults_per_round, f.rss_after_loop, f.rss_after_trim
         );
     }
+    println!("  The arena keeps released large blocks mapped for reuse, up to");
+    println!("  Config::large_retain_bytes (256 MiB by default): that cache is the RSS left");
+    println!("  after the loop, and what spares the next round its page faults. A round");
+    println!("  needs 800 MiB, so with the default budget most blocks go back to the OS each");
+    println!("  round; with a 1 GiB budget the whole round is reused. arena::trim() returns");
+    println!("  the cache at once (the last column); configure(Config {{ large_retain_bytes:");
+    println!("  0, .. }}) keeps nothing.");
 }
 
 fn main() {
+    println!("arena tour: each part says what it measures, then prints its figures.");
+    println!();
     numsharp();
     println!();
     small_allocations();

@@ -18,21 +18,19 @@ use super::output::vec_with_capacity_in;
 /// bytes, see [`COPY_PARALLEL_THRESHOLD_BYTES`]; `matmul` has its own
 /// [`MATMUL_PARALLEL_THRESHOLD`](super::MATMUL_PARALLEL_THRESHOLD).)
 ///
-/// Measured on this crate's 2-core machine (`benches/copy_threshold.rs`,
-/// `map_in`, `cast_in` and `add_in` into a scope, split against one
-/// thread): 0.72–1.34× at 256 Ki elements, 0.92–1.16× at 1 Mi, 0.70–0.82×
-/// at 4 Mi. These kernels are bound by memory, so splitting pays only for
-/// long inputs.
+/// These kernels are bound by memory, so splitting pays only for long
+/// inputs: on two cores, split runs are no faster than one thread below a
+/// million elements (`benches/copy_threshold.rs` times `map_in`, `cast_in`
+/// and `add_in` split against one thread at each length).
 pub const PARALLEL_THRESHOLD: usize = 1 << 20;
 
 /// The concatenations copy (or cast) a part of at least this many output
 /// bytes in parallel, in rayon tasks of 128 KiB; smaller parts on the
 /// calling thread. A copy does no arithmetic, so its threshold is in bytes,
-/// for every element size. Measured on this crate's 2-core machine
-/// (`benches/concat_sweep.rs`, two parts of a million elements): split,
-/// 2 MB parts took 2× as long as one thread, 4 MB parts 0.7–0.96× as long,
-/// 8 MB parts 0.4×; `benches/copy_threshold.rs` shows rayon's hand-over
-/// making copies under 1 MiB several times slower.
+/// for every element size. On two cores, split copies of 2 MB parts are
+/// slower than one thread and those of 4 MB and more faster
+/// (`benches/concat_sweep.rs`); under 1 MiB rayon's hand-over costs several
+/// times the copy (`benches/copy_threshold.rs`).
 pub const COPY_PARALLEL_THRESHOLD_BYTES: usize = 3 << 20;
 
 /// Bytes of output per rayon task of a parallel copy.
