@@ -19,7 +19,7 @@
 //! medians: time per step, minor page faults per step, and for `capture`
 //! the escapes per step.
 //!
-//! `cargo run --release --example capture [rounds]` (default 7).
+//! `cargo run --release -p arena-benches --example capture [rounds]` (default 7).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
