@@ -11,6 +11,7 @@ mod into_iter;
 mod mem_stack;
 mod scoped_array;
 mod scoped_box;
+mod scoped_string;
 mod scoped_vec;
 mod vec_in;
 
@@ -22,5 +23,6 @@ pub(crate) use fill::{
 pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
+pub use scoped_string::ScopedString;
 pub use scoped_vec::ScopedVec;
 pub(crate) use vec_in::{empty_vec_in, zeroed_vec_in};
