@@ -119,6 +119,52 @@ impl<'s> Scope<'s> {
         }
     }
 
+    /// An array of `len` uninitialised `T`s, to be written by index (or by
+    /// an FFI call) and then turned into a `ScopedArray<T>` with
+    /// [`assume_init`](ScopedArray::assume_init). Nothing is written: a
+    /// large block's pages stay untouched until the caller writes them.
+    ///
+    /// ```
+    /// use std::mem::MaybeUninit;
+    ///
+    /// arena::scope(|s| {
+    ///     let mut squares = s.uninit::<u64>(5);
+    ///     for (i, slot) in squares.iter_mut().enumerate() {
+    ///         slot.write(i as u64 * i as u64);
+    ///     }
+    ///     // SAFETY: every element was written above.
+    ///     let squares = unsafe { squares.assume_init() };
+    ///     assert_eq!(squares[..], [0, 1, 4, 9, 16]);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// [`AllocError`] where [`try_zeroed`](Scope::try_zeroed) errs.
+    pub fn try_uninit<T>(&self, len: usize) -> Result<ScopedArray<'s, std::mem::MaybeUninit<T>>, AllocError> {
+        let memory = self.alloc_array::<T>(len)?;
+        // SAFETY: the block holds `len` elements of `T`, and so of
+        // `MaybeUninit<T>` (same size and alignment), for which any bytes,
+        // written or not, are a valid value; it stays allocated for `'s` or
+        // until the array releases its large block.
+        Ok(unsafe { ScopedArray::from_raw_parts(memory.ptr.cast(), len, memory.large) })
+    }
+
+    /// An array of `len` uninitialised `T`s (see [`try_uninit`](Scope::try_uninit)).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let out = s.uninit::<f32>(1 << 20); // 4 MiB: a large block, untouched
+    ///     assert_eq!(out.len(), 1 << 20);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_uninit`](Scope::try_uninit) errs, with the sizes and the reason.
+    #[track_caller]
+    pub fn uninit<T>(&self, len: usize) -> ScopedArray<'s, std::mem::MaybeUninit<T>> {
+        self.unwrap_array::<T, _>(self.try_uninit(len), len)
+    }
+
     /// An array of `len` zeros (all-zero bytes).
     ///
     /// ```

@@ -328,3 +328,33 @@ impl<'a, T> IntoIterator for &'a mut ScopedArray<'_, T> {
         self.iter_mut()
     }
 }
+
+impl<'s, T> ScopedArray<'s, std::mem::MaybeUninit<T>> {
+    /// The array of `T`s whose elements were all written: the counterpart
+    /// of [`Scope::uninit`](crate::Scope::uninit). The memory and, for a
+    /// large block, its early release stay with the new array; nothing is
+    /// copied.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut ids = s.uninit::<u32>(3);
+    ///     ids[0].write(7);
+    ///     ids[1].write(8);
+    ///     ids[2].write(9);
+    ///     // SAFETY: all three elements were written.
+    ///     let ids = unsafe { ids.assume_init() };
+    ///     assert_eq!(ids.iter().sum::<u32>(), 24);
+    /// });
+    /// ```
+    ///
+    /// # Safety
+    /// Every element holds an initialised, valid `T` (as for
+    /// [`MaybeUninit::assume_init`](std::mem::MaybeUninit::assume_init)).
+    pub unsafe fn assume_init(self) -> ScopedArray<'s, T> {
+        let (ptr, len, large) = self.into_raw_parts();
+        // SAFETY: `MaybeUninit<T>` has the layout of `T`; the caller
+        // guarantees that every element is initialised; the block and its
+        // large handle pass from `self` (given up above) to the new array.
+        unsafe { ScopedArray::from_raw_parts(ptr.cast(), len, large) }
+    }
+}

@@ -141,3 +141,55 @@ fn send_and_sync_follow_the_element_type() {
     assert_send_sync::<arena::ScopedBox<'static, String>>();
     assert_send::<arena::Arena>();
 }
+
+#[test]
+fn an_uninit_array_filled_by_index_becomes_an_array_of_its_values() {
+    arena::scope(|s| {
+        let mut out = s.uninit::<String>(3);
+        for (i, slot) in out.iter_mut().enumerate() {
+            slot.write(format!("row {i}"));
+        }
+        // SAFETY: every element was written just above.
+        let out = unsafe { out.assume_init() };
+        assert_eq!(out[..], ["row 0", "row 1", "row 2"]);
+        let drops = Cell::new(0);
+        let mut counted = s.uninit::<Counted<'_>>(4);
+        for slot in counted.iter_mut() {
+            slot.write(Counted(&drops));
+        }
+        // SAFETY: every element was written just above.
+        drop(unsafe { counted.assume_init() });
+        assert_eq!(drops.get(), 4, "the initialised array drops its elements");
+        let zst = s.uninit::<()>(usize::MAX);
+        assert_eq!(zst.len(), usize::MAX);
+    });
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "maps a large block")]
+fn a_large_uninit_array_keeps_its_early_release() {
+    arena::scope(|s| {
+        let mut big = s.uninit::<u64>(1 << 20); // 8 MiB
+        assert!(big.is_large_block());
+        big.iter_mut().for_each(|slot| _ = slot.write(1));
+        // SAFETY: every element was written just above.
+        let big = unsafe { big.assume_init() };
+        assert!(big.is_large_block());
+        assert_eq!(big.iter().sum::<u64>(), 1 << 20);
+        assert!(arena::stats().large_live_bytes >= 8 << 20);
+        drop(big);
+        assert_eq!(arena::stats().large_live_bytes, 0, "dropping it released the block before the scope's end");
+    });
+}
+
+#[test]
+fn an_uninit_array_too_large_for_the_address_space_is_refused() {
+    arena::scope(|s| {
+        assert!(s.try_uninit::<u64>(usize::MAX / 4).is_err());
+        let message = std::panic::catch_unwind(|| arena::scope(|s| s.uninit::<u64>(usize::MAX / 4).len()))
+            .expect_err("panics")
+            .downcast::<String>()
+            .map_or_else(|_| String::new(), |m| *m);
+        assert!(message.contains("u64"), "{message}");
+    });
+}
