@@ -3,10 +3,10 @@
 //! thread's allocations, so tests running beside each other do not mix.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
-use std::cell::Cell;
 
 use arena::{Arena, Config, format_in};
 

@@ -154,7 +154,7 @@ fn an_uninit_array_filled_by_index_becomes_an_array_of_its_values() {
         assert_eq!(out[..], ["row 0", "row 1", "row 2"]);
         let drops = Cell::new(0);
         let mut counted = s.uninit::<Counted<'_>>(4);
-        for slot in counted.iter_mut() {
+        for slot in &mut counted {
             slot.write(Counted(&drops));
         }
         // SAFETY: every element was written just above.
