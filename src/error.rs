@@ -35,7 +35,11 @@ pub(crate) struct ArrayRequest {
 impl fmt::Display for ArrayRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ArrayRequest { type_name, len, elem_bytes, failure } = self;
-        write!(f, "cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): ")?;
+        if *len == 1 {
+            write!(f, "cannot allocate 1 element of {type_name} ({elem_bytes} bytes): ")?;
+        } else {
+            write!(f, "cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): ")?;
+        }
         let bytes = len.wrapping_mul(*elem_bytes);
         match failure {
             Failure::SizeOverflow => write!(f, "the size overflows isize::MAX bytes"),
@@ -122,5 +126,11 @@ mod tests {
             text,
             "cannot allocate 2305843009213693952 elements of u64 (8 bytes each): the size overflows isize::MAX bytes"
         );
+    }
+
+    #[test]
+    fn one_element_is_named_in_the_singular() {
+        let text = ArrayRequest { type_name: "u64", len: 1, elem_bytes: 8, failure: Failure::Refused }.to_string();
+        assert_eq!(text, "cannot allocate 1 element of u64 (8 bytes): the system allocator refused 8 bytes");
     }
 }
