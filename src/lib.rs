@@ -118,7 +118,7 @@ pub use scope::{
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
-    pub use crate::capture::{HOLD, LiveCount};
+    pub use crate::capture::{HOLD, LiveCount, RegionBounds};
     pub use crate::pool::{GlobalCounters, SlabPool};
     pub use crate::slab::Slab;
     pub use crate::stats::Counters;

@@ -10,6 +10,7 @@
 //! in time is reused at once; what escapes keeps its run *quarantined* until
 //! it is freed, from any thread, and is counted in [`CaptureStats`].
 
+mod bounds;
 #[cfg(not(loom))]
 mod escapes;
 mod live_count;
@@ -20,6 +21,8 @@ mod stats;
 #[cfg(not(loom))]
 mod thread;
 
+#[cfg(loom)]
+pub use bounds::RegionBounds;
 #[cfg(loom)]
 pub use live_count::{HOLD, LiveCount};
 
@@ -59,8 +62,8 @@ mod global {
     ///
     /// # Cost model
     /// - Outside a capture: one thread-local test per allocation, and per
-    ///   free a compare of the pointer with the region's bounds (two
-    ///   process-wide loads), then `A`.
+    ///   free a compare of the pointer with the region's bounds (one
+    ///   process-wide load), then `A`.
     /// - Inside: a small request (up to 64 KiB) is a pointer bump in a
     ///   256 KiB chunk and a free is a counter update; the last allocation's
     ///   bytes are reused at once. A larger request gets a run of whole chunks

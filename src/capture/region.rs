@@ -1,7 +1,7 @@
 //! The capture region: one address-space reservation, made once per process,
 //! cut into chunks of [`CHUNK_BYTES`]. Everything capture hands out lies in
 //! it, so "did capture make this pointer?" is a subtraction and a compare on
-//! two process-wide values, and never reads memory.
+//! one process-wide word, and never reads memory.
 //!
 //! A *run* is one or more consecutive chunks: a single chunk that captured
 //! allocations bump through, or a whole run for one large allocation. A run's
@@ -13,11 +13,12 @@
 //! its pages go back to the OS with `madvise(MADV_DONTNEED)`.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
 
+use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
 
 /// log2 of [`CHUNK_BYTES`].
@@ -34,11 +35,9 @@ const MIN_REGION_BYTES: usize = 256 << 20;
 /// are never made (such a request goes to the inner allocator).
 const CLASSES: usize = 64;
 
-/// The region's first byte, or null before it exists. With [`REGION_BYTES`],
-/// the whole of what [`run_of`] reads.
-static REGION_START: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-/// The region's length, or zero before it exists.
-static REGION_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// Where the region lies (nowhere before it exists): the whole of what
+/// [`chunk_of`] reads.
+static BOUNDS: RegionBounds = RegionBounds::new();
 static REGION: OnceLock<Option<Region>> = OnceLock::new();
 /// Runs whose capture ended while allocations in them were live, and which
 /// are still waiting for the last of them to be freed.
@@ -60,13 +59,10 @@ pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
 }
 
 /// The run (index of its first chunk) that `ptr` lies in, if capture made it.
-/// Reads two process-wide values, never the memory behind `ptr`.
+/// Reads one process-wide word, never the memory behind `ptr`.
 #[inline(always)]
 pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
-    let start = REGION_START.load(Ordering::Acquire);
-    let offset = ptr.addr().wrapping_sub(start.addr());
-    // Before the region exists its length is zero and nothing matches.
-    (offset < REGION_BYTES.load(Ordering::Acquire)).then_some((offset >> CHUNK_SHIFT) as u32)
+    BOUNDS.offset_of(ptr.addr()).map(|offset| (offset >> CHUNK_SHIFT) as u32)
 }
 
 /// The record of one chunk; only a run's first chunk's record is used. All
@@ -171,8 +167,7 @@ impl Region {
             chunks: chunks as u32,
             cache: Mutex::new(RunCache { warm: [NO_RUN; CLASSES], cold: [NO_RUN; CLASSES], warm_bytes: 0, fresh: 0 }),
         };
-        REGION_START.store(start.as_ptr(), Ordering::Release);
-        REGION_BYTES.store(bytes, Ordering::Release);
+        BOUNDS.publish(start.as_ptr().addr(), bytes);
         Some(region)
     }
 
