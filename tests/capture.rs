@@ -233,3 +233,26 @@ fn the_escape_report_names_the_first_escaping_allocation() {
     );
     assert_eq!((kept.len(), later.len()), (4321, 55));
 }
+
+#[test]
+fn growth_in_place_counts_as_captured_bytes() {
+    let _serial = serial();
+    let before = capture_stats();
+    let kept = capture(|| {
+        let mut small: Vec<u8> = Vec::with_capacity(100);
+        let start = small.as_ptr();
+        small.reserve_exact(30_000);
+        assert_eq!(small.as_ptr(), start, "the top of the chunk grows in place");
+        let mut large: Vec<u8> = Vec::with_capacity(70_000);
+        let start = large.as_ptr();
+        large.reserve_exact(250_000);
+        assert_eq!(large.as_ptr(), start, "a run of one chunk holds 250 kB");
+        (small, large)
+    });
+    let after = capture_stats();
+    let captured = after.captured_bytes - before.captured_bytes;
+    let escaped = after.escaped_bytes - before.escaped_bytes;
+    assert_eq!(escaped, 280_000, "both vectors escape with their grown capacity");
+    assert_eq!(captured, 280_000, "each grown byte was captured: {after:?}");
+    drop(kept);
+}

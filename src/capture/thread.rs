@@ -282,6 +282,8 @@ impl CaptureThread {
     /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
     /// without moving it, if it can: the last allocation of the current
     /// chunk, a run with room, or a shrink. Returns whether it did.
+    /// Growth counts as captured bytes (the allocation's bytes in its run
+    /// grow by as much).
     fn resize_in_place(&self, region: &Region, chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
         let old_size = layout.size();
         if chunk == self.current.get() {
@@ -292,6 +294,7 @@ impl CaptureThread {
                     self.bump.set(offset + new_size);
                 }
                 self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                self.note_grown(old_size, new_size);
                 return true;
             }
             return false;
@@ -302,9 +305,16 @@ impl CaptureThread {
         let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes();
         if new_size <= old_size || own_run {
             record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
+            self.note_grown(old_size, new_size);
             return true;
         }
         false
+    }
+
+    fn note_grown(&self, old_size: usize, new_size: usize) {
+        if new_size > old_size {
+            self.captured_bytes.set(self.captured_bytes.get() + (new_size - old_size) as u64);
+        }
     }
 
     /// Names this thread's current capture in the escape report.
