@@ -104,8 +104,8 @@ pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, Sco
 pub use bytemuck::Zeroable;
 #[cfg(not(loom))]
 pub use capture::{
-    CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes, first_capture_escape,
-    trim_capture,
+    CaptureCounts, CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes,
+    first_capture_escape, trim_capture,
 };
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};

@@ -256,3 +256,30 @@ fn growth_in_place_counts_as_captured_bytes() {
     assert_eq!(captured, 280_000, "each grown byte was captured: {after:?}");
     drop(kept);
 }
+
+#[test]
+fn capture_is_active_with_global_arena_installed() {
+    let _serial = serial();
+    capture(|| drop(std::hint::black_box(vec![1_u8; 10])));
+    let stats = capture_stats();
+    assert!(stats.active, "{stats:?}");
+    assert!(stats.reserved_bytes > 0, "{stats:?}");
+}
+
+#[test]
+fn process_totals_count_captures_on_every_thread() {
+    use rayon::prelude::*;
+    let _serial = serial();
+    let before = capture_stats();
+    let sums: Vec<u64> = (0..64_u64)
+        .into_par_iter()
+        .map(|i| capture(|| (0..1000 + i).collect::<Vec<u64>>().iter().sum::<u64>()))
+        .collect();
+    assert_eq!(sums[0], 499_500);
+    let after = capture_stats();
+    let process = after.process;
+    assert_eq!(process.captures - before.process.captures, 64, "{after:?}");
+    assert!(process.captured_allocations - before.process.captured_allocations >= 64, "{after:?}");
+    assert!(process.captured_bytes - before.process.captured_bytes >= 64 * 8000, "{after:?}");
+    assert!(process.captures >= after.captures, "the process counts this thread too");
+}

@@ -31,7 +31,7 @@ pub use escapes::{EscapeReport, debug_capture_escapes, first_capture_escape};
 #[cfg(not(loom))]
 pub use global::{GlobalArena, capture, capture_stats, trim_capture};
 #[cfg(not(loom))]
-pub use stats::CaptureStats;
+pub use stats::{CaptureCounts, CaptureStats};
 
 #[cfg(not(loom))]
 mod global {
@@ -74,7 +74,7 @@ mod global {
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the reservation (up to
-    ///   32 GiB of address space, made on the first capture) is full go to `A`.
+    ///   32 GiB of address space, made on the first captured request) is full go to `A`.
     ///   `realloc` of memory `A` made stays with `A`.
     ///
     /// # Fork
@@ -195,8 +195,10 @@ mod global {
     }
 
     /// Runs `f` with this thread's global-allocator requests served from the
-    /// capture region (when [`GlobalArena`] is the global allocator; otherwise
-    /// `f` just runs).
+    /// capture region, when [`GlobalArena`] is the global allocator.
+    /// Otherwise `f` just runs: nothing is reserved, and
+    /// [`CaptureStats::active`] stays false. The region (address space only)
+    /// is reserved by the first request a capture makes of `GlobalArena`.
     ///
     /// Every temporary `f` allocates and frees — an ndarray expression's
     /// intermediates, a parser's strings — is a pointer bump, and its memory
@@ -236,6 +238,7 @@ mod global {
     pub fn capture_stats() -> CaptureStats {
         let region = Region::get();
         CaptureStats {
+            active: region.is_some(),
             quarantined_runs: region::quarantined_runs(),
             cached_bytes: region.map_or(0, Region::warm_bytes),
             reserved_bytes: region.map_or(0, Region::reserved_bytes),

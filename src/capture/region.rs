@@ -132,9 +132,9 @@ unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
 
 impl Region {
-    /// The process's region, reserved on first use (from `capture`, never
-    /// from inside the global allocator); `None` if no reservation of at least
-    /// [`MIN_REGION_BYTES`] could be made.
+    /// The process's region, reserved on first use (by the first request a
+    /// capture makes, with the thread marked busy); `None` if no reservation
+    /// of at least [`MIN_REGION_BYTES`] could be made.
     pub(crate) fn get_or_reserve() -> Option<&'static Region> {
         REGION.get_or_init(Region::reserve).as_ref()
     }

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{self, CHUNK_BYTES, NO_RUN, Region, run_class};
-use super::stats::CaptureStats;
-use crate::sync::thread_is_busy;
+use super::stats::{self, CaptureCounts, CaptureStats};
+use crate::sync::{BusyGuard, thread_is_busy};
 
 /// Requests above this size get a run of their own; smaller ones bump
 /// through a chunk. A quarter chunk, so that a chunk is at most a quarter
@@ -70,6 +70,8 @@ struct CaptureThread {
     /// (fixed when the outermost capture starts).
     recording: Cell<bool>,
     stats: Cell<CaptureStats>,
+    /// The counts already added to the process's totals.
+    added_to_process: Cell<CaptureCounts>,
 }
 
 impl CaptureThread {
@@ -87,6 +89,7 @@ impl CaptureThread {
             captured_bytes: Cell::new(0),
             recording: Cell::new(false),
             stats: Cell::new(CaptureStats::ZERO),
+            added_to_process: Cell::new(CaptureCounts::ZERO),
         }
     }
 
@@ -141,7 +144,7 @@ impl CaptureThread {
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
         set_retain_bytes(retain_bytes);
-        let Some(region) = Region::get() else { return self.forward() };
+        let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
@@ -339,6 +342,23 @@ impl CaptureThread {
         if depth > 0 {
             return;
         }
+        self.give_up_runs();
+        let counts = self.counts().counts();
+        stats::add_to_process(&counts, &self.added_to_process.replace(counts));
+    }
+
+    /// This thread's counters.
+    fn counts(&self) -> CaptureStats {
+        CaptureStats {
+            captured_allocations: self.captured_allocations.get(),
+            captured_bytes: self.captured_bytes.get(),
+            ..self.stats.get()
+        }
+    }
+
+    /// The outermost exit's work: empty runs go back to the cache, the
+    /// others are quarantined.
+    fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
         self.bump.set(NO_ROOM);
         self.idle.set(NO_RUN);
@@ -426,11 +446,19 @@ fn set_retain_bytes(bytes: usize) {
 
 /// Opens a capture on this thread until the returned guard is dropped.
 pub(crate) fn enter() -> ExitOnDrop {
-    // Reserved before the capture starts: nothing of the reservation's own
-    // bookkeeping is ever captured.
-    let _ = Region::get_or_reserve();
     THREAD.with(CaptureThread::enter);
     ExitOnDrop(std::marker::PhantomData)
+}
+
+/// Reserves the region: on the first request a capture makes of
+/// [`GlobalArena`](super::GlobalArena), so that a program without it
+/// reserves nothing. With the thread marked busy, whatever the reservation
+/// allocates goes to the inner allocator (and never back here).
+#[cold]
+#[inline(never)]
+fn reserve() -> Option<&'static Region> {
+    let _busy = BusyGuard::raise();
+    Region::get_or_reserve()
 }
 
 /// Ends the capture it was made for, also on unwind. `!Send`: a capture
@@ -443,11 +471,7 @@ impl Drop for ExitOnDrop {
     }
 }
 
-/// This thread's counters.
+/// This thread's counters, and the process's.
 pub(crate) fn stats() -> CaptureStats {
-    THREAD.with(|thread| CaptureStats {
-        captured_allocations: thread.captured_allocations.get(),
-        captured_bytes: thread.captured_bytes.get(),
-        ..thread.stats.get()
-    })
+    CaptureStats { process: stats::process(), ..THREAD.with(CaptureThread::counts) }
 }
