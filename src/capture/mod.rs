@@ -115,8 +115,9 @@ mod global {
             GlobalArena { inner, retain_bytes: thread::DEFAULT_RETAIN_BYTES }
         }
 
-        /// Keeps idle captured runs resident up to `bytes` in total (64 MiB by
-        /// default); beyond that their pages go back to the OS.
+        /// Keeps idle captured runs resident up to `bytes` (64 MiB by default)
+        /// in the region's cache, and up to `bytes` in each running capture;
+        /// beyond that their pages go back to the OS.
         ///
         /// ```
         /// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new().with_retain_bytes(256 << 20);

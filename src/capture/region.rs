@@ -33,7 +33,7 @@ const MAX_REGION_BYTES: usize = 32 << 30;
 const MIN_REGION_BYTES: usize = 256 << 20;
 /// Size classes of the run cache (see [`run_class`]); runs past the last one
 /// are never made (such a request goes to the inner allocator).
-const CLASSES: usize = 64;
+pub(crate) const CLASSES: usize = 64;
 
 /// Where the region lies (nowhere before it exists): the whole of what
 /// [`chunk_of`] reads.
@@ -283,7 +283,10 @@ impl Region {
 
     /// Discards the pages of an idle run (a failure leaves them resident,
     /// which costs memory, not correctness).
-    fn give_back(&self, run: u32, bytes: usize) {
+    ///
+    /// The caller guarantees that the run is idle and that no other thread
+    /// can take it (it is in the cache under its lock, or held and idle).
+    pub(crate) fn give_back(&self, run: u32, bytes: usize) {
         // SAFETY: the run is idle (the caller's guarantee), so no reference
         // into it exists and nothing observes its discarded contents; the
         // range lies inside the mapping.

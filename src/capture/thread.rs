@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{self, CHUNK_BYTES, NO_RUN, Region, run_class};
+use super::region::{self, CHUNK_BYTES, CLASSES, NO_RUN, Region, run_class};
 use super::stats::{self, CaptureCounts, CaptureStats};
 use crate::sync::{BusyGuard, thread_is_busy};
 
@@ -29,8 +29,6 @@ pub(crate) const SMALL_MAX_BYTES: usize = CHUNK_BYTES / 4;
 pub(crate) const MAX_ALIGN: usize = 4096;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
-/// Idle runs looked at for one of the wanted class before the region's cache.
-const IDLE_SEARCH: usize = 8;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -53,7 +51,10 @@ std::thread_local! {
 /// `local_live`/`local_bytes` are the allocations (and their bytes) made from
 /// `current` minus those freed into it, not yet added to its count. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
-/// `idle` lists (by `next_idle`) the held runs with nothing live in them.
+/// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
+/// class `c` with nothing live in them: the warm ones with their pages
+/// resident, `idle_warm_bytes` in all and at most the retention budget; the
+/// cold ones with their pages given back.
 #[derive(Debug)]
 struct CaptureThread {
     depth: Cell<u32>,
@@ -63,7 +64,9 @@ struct CaptureThread {
     local_live: Cell<usize>,
     local_bytes: Cell<usize>,
     held: Cell<u32>,
-    idle: Cell<u32>,
+    idle_warm: [Cell<u32>; CLASSES],
+    idle_cold: [Cell<u32>; CLASSES],
+    idle_warm_bytes: Cell<usize>,
     captured_allocations: Cell<u64>,
     captured_bytes: Cell<u64>,
     /// Whether this capture records its allocations for the escape report
@@ -84,7 +87,9 @@ impl CaptureThread {
             local_live: Cell::new(0),
             local_bytes: Cell::new(0),
             held: Cell::new(NO_RUN),
-            idle: Cell::new(NO_RUN),
+            idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
+            idle_cold: [const { Cell::new(NO_RUN) }; CLASSES],
+            idle_warm_bytes: Cell::new(0),
             captured_allocations: Cell::new(0),
             captured_bytes: Cell::new(0),
             recording: Cell::new(false),
@@ -200,29 +205,38 @@ impl CaptureThread {
         Some(())
     }
 
-    /// A held run of class `class` with nothing live in it, if one of the
-    /// first few idle runs is.
+    /// A held run of class `class` with nothing live in it, warm first.
     fn take_idle(&self, region: &Region, class: usize) -> Option<u32> {
-        let mut previous = NO_RUN;
-        let mut run = self.idle.get();
-        for _ in 0..IDLE_SEARCH {
-            if run == NO_RUN {
-                return None;
-            }
-            let record = region.record(run);
-            let next = record.next_idle.load(Ordering::Relaxed);
-            if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) == Some(class) {
-                if previous == NO_RUN {
-                    self.idle.set(next);
-                } else {
-                    region.record(previous).next_idle.store(next, Ordering::Relaxed);
+        for (list, warm) in [(&self.idle_warm[class], true), (&self.idle_cold[class], false)] {
+            let run = list.get();
+            if run != NO_RUN {
+                let record = region.record(run);
+                list.set(record.next_idle.load(Ordering::Relaxed));
+                if warm {
+                    self.idle_warm_bytes.set(self.idle_warm_bytes.get() - record.bytes());
                 }
                 return Some(run);
             }
-            previous = run;
-            run = next;
         }
         None
+    }
+
+    /// Lists a held run that has nothing live in it as idle: warm within the
+    /// retention budget, otherwise with its pages given back.
+    fn put_idle(&self, region: &Region, run: u32) {
+        let record = region.record(run);
+        let bytes = record.bytes();
+        let (class, _) = run_class(bytes / CHUNK_BYTES).expect("a run has a class");
+        let warm = self.idle_warm_bytes.get() + bytes <= RETAIN_BYTES.load(Ordering::Relaxed);
+        let list = if warm { &self.idle_warm[class] } else { &self.idle_cold[class] };
+        if warm {
+            self.idle_warm_bytes.set(self.idle_warm_bytes.get() + bytes);
+        } else {
+            // Idle, and held by this thread alone: no one else touches it.
+            region.give_back(run, bytes);
+        }
+        record.next_idle.store(list.get(), Ordering::Relaxed);
+        list.set(run);
     }
 
     /// A run from the region's cache, held by this capture.
@@ -275,8 +289,7 @@ impl CaptureThread {
             }
             HOLD if record.owner.load(Ordering::Relaxed) == self.token() => {
                 // Held by this thread's capture and empty: reusable by it.
-                record.next_idle.store(self.idle.get(), Ordering::Relaxed);
-                self.idle.set(chunk);
+                self.put_idle(region, chunk);
             }
             _ => {}
         }
@@ -361,7 +374,10 @@ impl CaptureThread {
     fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
         self.bump.set(NO_ROOM);
-        self.idle.set(NO_RUN);
+        for list in self.idle_warm.iter().chain(&self.idle_cold) {
+            list.set(NO_RUN);
+        }
+        self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
         if current != NO_RUN {
             let record = region.record(current);
