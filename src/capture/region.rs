@@ -13,7 +13,7 @@
 //! its pages go back to the OS with `madvise(MADV_DONTNEED)`.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
@@ -25,6 +25,12 @@ use super::live_count::LiveCount;
 pub(crate) const CHUNK_SHIFT: u32 = 18;
 /// The unit the region is cut into: 256 KiB.
 pub(crate) const CHUNK_BYTES: usize = 1 << CHUNK_SHIFT;
+/// log2 of [`PAGE_BYTES`].
+pub(crate) const PAGE_SHIFT: u32 = 12;
+/// The unit in which a chunk's live allocations are counted.
+pub(crate) const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
+/// Pages of a chunk.
+pub(crate) const CHUNK_PAGES: usize = CHUNK_BYTES >> PAGE_SHIFT;
 /// "No run": the end of every intrusive list below.
 pub(crate) const NO_RUN: u32 = u32::MAX;
 /// The reservation first asked for; halved on refusal down to
@@ -85,6 +91,84 @@ pub(crate) struct RunRecord {
     pub(crate) next_idle: AtomicU32,
     /// The next run of the same list in the [`RunCache`]; under its lock.
     next_free: AtomicU32,
+    /// Whether the run is a chunk that small allocations bump through (set
+    /// by the owner when it takes the run); otherwise it holds one large
+    /// allocation, of `live_bytes`, at its start.
+    pub(crate) bump: AtomicBool,
+    /// For a bump chunk: the live allocations on each of its pages.
+    pub(crate) pages: PageCounts,
+}
+
+/// The page span `[first, after)` of an allocation of `size` bytes at
+/// `offset` in a chunk (`offset + size` at most [`CHUNK_BYTES`]): the pages it
+/// touches (a zero-sized one at a page's start touches none).
+#[inline(always)]
+pub(crate) fn page_span(offset: usize, size: usize) -> (usize, usize) {
+    (offset >> PAGE_SHIFT, (offset + size + PAGE_BYTES - 1) >> PAGE_SHIFT)
+}
+
+/// The live allocations on each page of a bump chunk, as a difference array:
+/// the count on page `p` is the wrapping sum of `diff[0..=p]`, so an
+/// allocation over pages `[first, after)` is one increment at `first` and
+/// one decrement at `after`, whatever its length.
+///
+/// The owner adds its own allocations and frees in plain cells and flushes
+/// them here ([`flush`](Self::flush)); other threads remove theirs with
+/// [`remove`](Self::remove), which writes the decrement at `first` last,
+/// with `Release`. The owner reads with [`dead_pages`](Self::dead_pages) in
+/// index order with `Acquire`: a half-seen removal then only over-counts,
+/// so a page read as dead holds nothing live.
+#[derive(Debug)]
+pub(crate) struct PageCounts {
+    diff: [AtomicU32; CHUNK_PAGES + 1],
+}
+
+impl PageCounts {
+    /// Adds the owner's differences (wrapping), and zeroes them.
+    pub(crate) fn flush(&self, local: &[std::cell::Cell<u32>; CHUNK_PAGES + 1]) {
+        for (total, local) in self.diff.iter().zip(local) {
+            let difference = local.replace(0);
+            if difference != 0 {
+                total.fetch_add(difference, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Removes an allocation over pages `[first, after)`: from any thread.
+    pub(crate) fn remove(&self, (first, after): (usize, usize)) {
+        self.diff[after].fetch_add(1, Ordering::Relaxed);
+        self.diff[first].fetch_sub(1, Ordering::Release);
+    }
+
+    /// Moves an allocation's end from page span end `old_after` to
+    /// `new_after` (a shrink in place, `new_after <= old_after`): from any thread.
+    pub(crate) fn shrink(&self, old_after: usize, new_after: usize) {
+        if new_after != old_after {
+            self.diff[old_after].fetch_add(1, Ordering::Relaxed);
+            self.diff[new_after].fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// The maximal ranges `[first, after)` of pages with nothing live on
+    /// them, as far as the owner can tell (it never misses a live one).
+    pub(crate) fn dead_pages(&self, mut each: impl FnMut(usize, usize)) {
+        let mut count = 0u32;
+        let mut dead_from = None;
+        for page in 0..CHUNK_PAGES {
+            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
+            match (count == 0, dead_from) {
+                (true, None) => dead_from = Some(page),
+                (false, Some(first)) => {
+                    each(first, page);
+                    dead_from = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(first) = dead_from {
+            each(first, CHUNK_PAGES);
+        }
+    }
 }
 
 impl RunRecord {
@@ -281,6 +365,23 @@ impl Region {
         self.cache().warm_bytes
     }
 
+    /// Discards the pages of `[offset, offset + bytes)` of the run that
+    /// starts at chunk `run`, shrunk inward to whole pages of the system.
+    ///
+    /// The caller holds the run and guarantees that nothing live lies in the
+    /// range and that nothing will be allocated in it while this runs.
+    pub(crate) fn give_back_range(&self, run: u32, offset: usize, bytes: usize) {
+        let page = system_page_bytes();
+        let start = ((run as usize) << CHUNK_SHIFT) + offset;
+        let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
+        if first < end {
+            // SAFETY: the range is dead (the caller's guarantee) and lies
+            // inside the mapping; whole system pages, so no live byte beside
+            // it is discarded.
+            let _ = unsafe { self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, first, end - first) };
+        }
+    }
+
     /// Discards the pages of an idle run (a failure leaves them resident,
     /// which costs memory, not correctness).
     ///
@@ -293,6 +394,22 @@ impl Region {
         let _ = unsafe {
             self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, (run as usize) << CHUNK_SHIFT, bytes)
         };
+    }
+}
+
+/// The system's page size (at least [`PAGE_BYTES`] in practice; read once).
+fn system_page_bytes() -> usize {
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    match PAGE.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: `sysconf` with a valid name has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
+            // Unknown: a chunk, so that nothing smaller is ever discarded.
+            let page = if page.is_power_of_two() { page } else { CHUNK_BYTES };
+            PAGE.store(page, Ordering::Relaxed);
+            page
+        }
+        page => page,
     }
 }
 

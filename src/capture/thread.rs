@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{self, CHUNK_BYTES, CLASSES, NO_RUN, Region, run_class};
+use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
 use super::stats::{self, CaptureCounts, CaptureStats};
 use crate::sync::{BusyGuard, thread_is_busy};
 
@@ -48,8 +48,9 @@ std::thread_local! {
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
 /// at `current_start`; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
-/// `local_live`/`local_bytes` are the allocations (and their bytes) made from
-/// `current` minus those freed into it, not yet added to its count. `held`
+/// `local_live`/`local_bytes`/`local_pages` are the allocations (their
+/// bytes, their page spans as differences) made from `current` minus those
+/// freed into it, not yet added to its record. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
 /// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
 /// class `c` with nothing live in them: the warm ones with their pages
@@ -63,6 +64,7 @@ struct CaptureThread {
     bump: Cell<usize>,
     local_live: Cell<usize>,
     local_bytes: Cell<usize>,
+    local_pages: [Cell<u32>; CHUNK_PAGES + 1],
     held: Cell<u32>,
     idle_warm: [Cell<u32>; CLASSES],
     idle_cold: [Cell<u32>; CLASSES],
@@ -86,6 +88,7 @@ impl CaptureThread {
             bump: Cell::new(NO_ROOM),
             local_live: Cell::new(0),
             local_bytes: Cell::new(0),
+            local_pages: [const { Cell::new(0) }; CHUNK_PAGES + 1],
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
             idle_cold: [const { Cell::new(NO_RUN) }; CLASSES],
@@ -132,6 +135,7 @@ impl CaptureThread {
             self.bump.set(end);
             self.local_live.set(self.local_live.get().wrapping_add(1));
             self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
+            self.count_pages(page_span(aligned, layout.size()), 1);
             self.note_captured(layout.size());
             // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
             // current chunk, which starts at `current_start` (a chunk exists:
@@ -167,6 +171,7 @@ impl CaptureThread {
             return self.forward();
         };
         let record = region.record(run);
+        record.bump.store(false, Ordering::Relaxed);
         record.live.add_owned(1);
         record.live_bytes.fetch_add(layout.size(), Ordering::Relaxed);
         self.note_captured(layout.size());
@@ -189,6 +194,7 @@ impl CaptureThread {
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            record.pages.flush(&self.local_pages);
             if record.live.add_owned(self.local_live.replace(0)) == HOLD {
                 self.bump.set(0);
                 return Some(());
@@ -199,6 +205,7 @@ impl CaptureThread {
         self.bump.set(NO_ROOM);
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
+        region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
         self.current_start.set(region.chunk_start(run).as_ptr());
         self.bump.set(0);
@@ -263,6 +270,7 @@ impl CaptureThread {
             escapes::forget(ptr.addr());
         }
         let offset = ptr.addr() - self.current_start.get().addr();
+        self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
             self.bump.set(offset);
@@ -279,6 +287,10 @@ impl CaptureThread {
         }
         let record = region.record(chunk);
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
+        if record.bump.load(Ordering::Relaxed) {
+            let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
+            record.pages.remove(page_span(offset, size));
+        }
         match record.live.free_one() {
             0 => {
                 // The hold is gone (it alone keeps the count above zero
@@ -310,6 +322,9 @@ impl CaptureThread {
                     self.bump.set(offset + new_size);
                 }
                 self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                self.local_pages[old_after].set(self.local_pages[old_after].get().wrapping_add(1));
+                self.local_pages[new_after].set(self.local_pages[new_after].get().wrapping_sub(1));
                 self.note_grown(old_size, new_size);
                 return true;
             }
@@ -317,9 +332,16 @@ impl CaptureThread {
         }
         let record = region.record(chunk);
         // Only an allocation above `SMALL_MAX_BYTES` has a run to itself (a
-        // small one never grows past it in place): it may use the whole run.
-        let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes();
+        // small one never grows past it in place): it may use the whole run,
+        // but not while another thread's capture holds the run (that
+        // capture's exit may be giving back the pages past its end).
+        let owner = record.owner.load(Ordering::Acquire);
+        let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes() && (owner == 0 || owner == self.token());
         if new_size <= old_size || own_run {
+            if new_size < old_size && record.bump.load(Ordering::Relaxed) {
+                let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
+                record.pages.shrink(page_span(offset, old_size).1, page_span(offset, new_size).1);
+            }
             record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
             self.note_grown(old_size, new_size);
             return true;
@@ -331,6 +353,14 @@ impl CaptureThread {
         if new_size > old_size {
             self.captured_bytes.set(self.captured_bytes.get() + (new_size - old_size) as u64);
         }
+    }
+
+    /// Adds `step` (1, or `u32::MAX` for -1) to the live count of the pages
+    /// `[first, after)` of the current chunk.
+    #[inline(always)]
+    fn count_pages(&self, (first, after): (usize, usize), step: u32) {
+        self.local_pages[first].set(self.local_pages[first].get().wrapping_add(step));
+        self.local_pages[after].set(self.local_pages[after].get().wrapping_sub(step));
     }
 
     /// Names this thread's current capture in the escape report.
@@ -382,6 +412,7 @@ impl CaptureThread {
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            record.pages.flush(&self.local_pages);
             record.live.add_owned(self.local_live.replace(0));
         }
         let mut run = self.held.replace(NO_RUN);
@@ -390,7 +421,13 @@ impl CaptureThread {
         while run != NO_RUN {
             let record = region.record(run);
             let next = record.next_held.load(Ordering::Relaxed);
-            record.owner.store(0, Ordering::Relaxed);
+            if record.live.held_allocations() > 0 {
+                // Still held, so no one reuses the run meanwhile.
+                give_back_dead_pages(region, run);
+            }
+            // After the pages are given back: a thread that sees no owner
+            // may grow a large allocation over them.
+            record.owner.store(0, Ordering::Release);
             // Counted first: once the hold is gone, another thread may free
             // the last allocation (and uncount the run) at any moment.
             region::note_quarantined();
@@ -412,6 +449,23 @@ impl CaptureThread {
         region.release_runs(empty, RETAIN_BYTES.load(Ordering::Relaxed));
         if self.recording.replace(false) && escaped {
             escapes::report_first(self.capture_key());
+        }
+    }
+}
+
+/// Gives back the pages of a held run with live allocations that hold none
+/// of them: a bump chunk's dead pages, or the pages of a large allocation's
+/// run past its end.
+fn give_back_dead_pages(region: &Region, run: u32) {
+    let record = region.record(run);
+    if record.bump.load(Ordering::Relaxed) {
+        record.pages.dead_pages(|first, after| {
+            region.give_back_range(run, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+        });
+    } else {
+        let (live_bytes, bytes) = (record.live_bytes.load(Ordering::Relaxed), record.bytes());
+        if live_bytes < bytes {
+            region.give_back_range(run, live_bytes, bytes - live_bytes);
         }
     }
 }
