@@ -125,7 +125,7 @@ pub(crate) struct PageCounts {
 
 impl PageCounts {
     /// Adds the owner's differences (wrapping), and zeroes them.
-    pub(crate) fn flush(&self, local: &[std::cell::Cell<u32>; CHUNK_PAGES + 1]) {
+    pub(crate) fn flush(&self, local: &[std::cell::Cell<u32>]) {
         for (total, local) in self.diff.iter().zip(local) {
             let difference = local.replace(0);
             if difference != 0 {

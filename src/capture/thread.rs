@@ -27,6 +27,9 @@ use crate::sync::{BusyGuard, thread_is_busy};
 pub(crate) const SMALL_MAX_BYTES: usize = CHUNK_BYTES / 4;
 /// Alignments above a page go to the inner allocator (chunks are page aligned).
 pub(crate) const MAX_ALIGN: usize = 4096;
+/// Slots of `CaptureThread::local_pages`.
+const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
+const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
@@ -64,7 +67,9 @@ struct CaptureThread {
     bump: Cell<usize>,
     local_live: Cell<usize>,
     local_bytes: Cell<usize>,
-    local_pages: [Cell<u32>; CHUNK_PAGES + 1],
+    /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
+    /// long, so that a mask, not a bounds check, keeps the hot path in it.
+    local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
     held: Cell<u32>,
     idle_warm: [Cell<u32>; CLASSES],
     idle_cold: [Cell<u32>; CLASSES],
@@ -88,7 +93,7 @@ impl CaptureThread {
             bump: Cell::new(NO_ROOM),
             local_live: Cell::new(0),
             local_bytes: Cell::new(0),
-            local_pages: [const { Cell::new(0) }; CHUNK_PAGES + 1],
+            local_pages: [const { Cell::new(0) }; LOCAL_PAGE_SLOTS],
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
             idle_cold: [const { Cell::new(NO_RUN) }; CLASSES],
@@ -194,7 +199,7 @@ impl CaptureThread {
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages);
+            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
             if record.live.add_owned(self.local_live.replace(0)) == HOLD {
                 self.bump.set(0);
                 return Some(());
@@ -266,14 +271,16 @@ impl CaptureThread {
         }
         self.local_live.set(self.local_live.get().wrapping_sub(1));
         self.local_bytes.set(self.local_bytes.get().wrapping_sub(size));
-        if self.recording.get() {
-            escapes::forget(ptr.addr());
-        }
         let offset = ptr.addr() - self.current_start.get().addr();
         self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
             self.bump.set(offset);
+        }
+        // Last, as a tail call: the path without the report saves no
+        // registers for it.
+        if self.recording.get() {
+            escapes::forget(ptr.addr());
         }
     }
 
@@ -323,8 +330,7 @@ impl CaptureThread {
                 }
                 self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
-                self.local_pages[old_after].set(self.local_pages[old_after].get().wrapping_add(1));
-                self.local_pages[new_after].set(self.local_pages[new_after].get().wrapping_sub(1));
+                self.count_pages((old_after, new_after), 1);
                 self.note_grown(old_size, new_size);
                 return true;
             }
@@ -356,11 +362,13 @@ impl CaptureThread {
     }
 
     /// Adds `step` (1, or `u32::MAX` for -1) to the live count of the pages
-    /// `[first, after)` of the current chunk.
+    /// `[first, after)` of the current chunk (both at most `CHUNK_PAGES`, so
+    /// the mask changes nothing).
     #[inline(always)]
     fn count_pages(&self, (first, after): (usize, usize), step: u32) {
-        self.local_pages[first].set(self.local_pages[first].get().wrapping_add(step));
-        self.local_pages[after].set(self.local_pages[after].get().wrapping_sub(step));
+        let (first, after) = (&self.local_pages[first & PAGE_SLOT_MASK], &self.local_pages[after & PAGE_SLOT_MASK]);
+        first.set(first.get().wrapping_add(step));
+        after.set(after.get().wrapping_sub(step));
     }
 
     /// Names this thread's current capture in the escape report.
@@ -412,7 +420,7 @@ impl CaptureThread {
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages);
+            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
             record.live.add_owned(self.local_live.replace(0));
         }
         let mut run = self.held.replace(NO_RUN);
