@@ -86,6 +86,7 @@ mod large;
 mod pool;
 mod scope;
 mod simd;
+mod size_class;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod slab;

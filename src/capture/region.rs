@@ -20,6 +20,7 @@ use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
 
 use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
+use crate::size_class;
 
 /// log2 of [`CHUNK_BYTES`].
 pub(crate) const CHUNK_SHIFT: u32 = 18;
@@ -49,18 +50,13 @@ static REGION: OnceLock<Option<Region>> = OnceLock::new();
 /// are still waiting for the last of them to be freed.
 static QUARANTINED_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// The size class of a run of at least `chunks` chunks: exact up to 8
-/// chunks, then four steps per power of two. Returns the class index and the
-/// class's run length, or `None` past the last class.
+/// The size class of a run of at least `chunks` chunks (the crate's one
+/// rule, in chunks: exact up to 8 chunks, then four steps per power of two).
+/// Returns the class index and the class's run length, or `None` past the
+/// last class.
 pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
-    let (class, class_chunks) = if chunks <= 8 {
-        (chunks.max(1) - 1, chunks.max(1))
-    } else {
-        let high_bit = (usize::BITS - 1 - (chunks - 1).leading_zeros()) as usize;
-        let step = 1usize << (high_bit - 2);
-        let rounded = chunks.div_ceil(step) * step;
-        (8 + 4 * (high_bit - 3) + (rounded / step - 5), rounded)
-    };
+    let class_chunks = size_class::class_len(chunks, 1)?;
+    let class = size_class::class_index(class_chunks, 1);
     (class < CLASSES).then_some((class, class_chunks))
 }
 
