@@ -146,11 +146,19 @@ impl PageCounts {
     }
 
     /// The maximal ranges `[first, after)` of pages with nothing live on
-    /// them, as far as the owner can tell (it never misses a live one).
-    pub(crate) fn dead_pages(&self, mut each: impl FnMut(usize, usize)) {
+    /// them, as far as the caller can tell (it never misses a live one).
+    pub(crate) fn dead_pages(&self, each: impl FnMut(usize, usize)) {
+        self.dead_pages_in((0, CHUNK_PAGES), each);
+    }
+
+    /// Like [`dead_pages`](Self::dead_pages), within the pages `[from, to)`.
+    pub(crate) fn dead_pages_in(&self, (from, to): (usize, usize), mut each: impl FnMut(usize, usize)) {
         let mut count = 0u32;
         let mut dead_from = None;
-        for page in 0..CHUNK_PAGES {
+        for page in 0..from {
+            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
+        }
+        for page in from..to.min(CHUNK_PAGES) {
             count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
             match (count == 0, dead_from) {
                 (true, None) => dead_from = Some(page),
@@ -162,7 +170,7 @@ impl PageCounts {
             }
         }
         if let Some(first) = dead_from {
-            each(first, CHUNK_PAGES);
+            each(first, to.min(CHUNK_PAGES));
         }
     }
 }
@@ -235,8 +243,10 @@ impl Region {
             }
         };
         let chunks = bytes >> CHUNK_SHIFT;
-        let mut record_memory =
-            MmapOptions::new().len(chunks * size_of::<RunRecord>()).no_reserve_swap().map_anon().ok()?;
+        // With swap reserved (unlike the region): a mapping of other flags,
+        // so the kernel never merges the two and the region's resident
+        // pages can be read apart (`/proc/self/smaps`) from the records'.
+        let mut record_memory = MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?;
         let start = NonNull::new(memory.as_mut_ptr())?;
         let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
         let region = Region {

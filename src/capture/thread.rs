@@ -298,7 +298,16 @@ impl CaptureThread {
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
         if record.bump.load(Ordering::Relaxed) {
             let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
-            record.pages.remove(page_span(offset, size));
+            let span = page_span(offset, size);
+            record.pages.remove(span);
+            if record.owner.load(Ordering::Acquire) == 0 {
+                // Quarantined (no capture holds it): the pages this
+                // allocation leaves dead go back now, before its count does
+                // (which may make the run idle and someone else's).
+                record.pages.dead_pages_in(span, |first, after| {
+                    region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+                });
+            }
         }
         match record.live.free_one() {
             0 => {
@@ -349,7 +358,18 @@ impl CaptureThread {
         if new_size <= old_size || own_run {
             if new_size < old_size && record.bump.load(Ordering::Relaxed) {
                 let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
-                record.pages.shrink(page_span(offset, old_size).1, page_span(offset, new_size).1);
+                let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                record.pages.shrink(old_after, new_after);
+                if owner == 0 {
+                    // Quarantined: the pages the shrink leaves dead go back
+                    // (the allocation stays live, so the run stays out of use).
+                    record.pages.dead_pages_in((new_after, old_after), |first, after| {
+                        region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+                    });
+                }
+            } else if new_size < old_size && owner == 0 {
+                // A large allocation's quarantined run: past its new end.
+                region.give_back_range(chunk, new_size, old_size - new_size);
             }
             record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
             self.note_grown(old_size, new_size);
