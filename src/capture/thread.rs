@@ -19,6 +19,7 @@ use super::escapes;
 use super::live_count::HOLD;
 use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
 use super::stats::{self, CaptureCounts, CaptureStats};
+use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
 
 /// Requests above this size get a run of their own; smaller ones bump
@@ -132,11 +133,13 @@ impl CaptureThread {
             // The arena's own bookkeeping: it outlives the capture.
             return self.forward();
         }
-        let aligned = (self.bump.get() + layout.align() - 1) & !(layout.align() - 1);
-        let end = aligned + layout.size();
-        // Strictly below the chunk's end: even a zero-sized request then
-        // points inside the chunk, so `chunk_of` finds it.
-        if layout.size() <= SMALL_MAX_BYTES && layout.align() <= MAX_ALIGN && end < CHUNK_BYTES {
+        // Ending strictly below the chunk's end: even a zero-sized request
+        // then points inside the chunk, so `chunk_of` finds it.
+        let placed = bump_up(self.bump.get(), CHUNK_BYTES - 1, layout.size(), layout.align());
+        if let Some(Placement { start: aligned, end }) = placed
+            && layout.size() <= SMALL_MAX_BYTES
+            && layout.align() <= MAX_ALIGN
+        {
             self.bump.set(end);
             self.local_live.set(self.local_live.get().wrapping_add(1));
             self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
