@@ -29,10 +29,7 @@ const COLD_BLOCKS_PER_CLASS: usize = 4;
 /// requests of similar size share cached blocks while rounding wastes at most
 /// a quarter — of address space only: pages past the request are never touched.
 pub(crate) fn size_class(bytes: usize) -> Option<usize> {
-    let pages = crate::bump::align_up(bytes.max(1), PAGE_BYTES)?;
-    let high_bit = usize::BITS - 1 - pages.leading_zeros();
-    let step = (1usize << high_bit).checked_div(4).unwrap_or(0).max(PAGE_BYTES);
-    crate::bump::align_up(pages, step).filter(|&class| class <= isize::MAX as usize)
+    crate::size_class::class_len(bytes, PAGE_BYTES)
 }
 
 /// One anonymous, private, read-write mapping.

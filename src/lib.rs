@@ -86,6 +86,7 @@ mod large;
 mod pool;
 mod scope;
 mod simd;
+mod size_class;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod slab;
@@ -104,8 +105,8 @@ pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, Sco
 pub use bytemuck::Zeroable;
 #[cfg(not(loom))]
 pub use capture::{
-    CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes, first_capture_escape,
-    trim_capture,
+    CaptureCounts, CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes,
+    first_capture_escape, trim_capture,
 };
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
@@ -118,7 +119,7 @@ pub use scope::{
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
-    pub use crate::capture::{HOLD, LiveCount};
+    pub use crate::capture::{HOLD, LiveCount, RegionBounds};
     pub use crate::pool::{GlobalCounters, SlabPool};
     pub use crate::slab::Slab;
     pub use crate::stats::Counters;

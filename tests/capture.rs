@@ -233,3 +233,53 @@ fn the_escape_report_names_the_first_escaping_allocation() {
     );
     assert_eq!((kept.len(), later.len()), (4321, 55));
 }
+
+#[test]
+fn growth_in_place_counts_as_captured_bytes() {
+    let _serial = serial();
+    let before = capture_stats();
+    let kept = capture(|| {
+        let mut small: Vec<u8> = Vec::with_capacity(100);
+        let start = small.as_ptr();
+        small.reserve_exact(30_000);
+        assert_eq!(small.as_ptr(), start, "the top of the chunk grows in place");
+        let mut large: Vec<u8> = Vec::with_capacity(70_000);
+        let start = large.as_ptr();
+        large.reserve_exact(250_000);
+        assert_eq!(large.as_ptr(), start, "a run of one chunk holds 250 kB");
+        (small, large)
+    });
+    let after = capture_stats();
+    let captured = after.captured_bytes - before.captured_bytes;
+    let escaped = after.escaped_bytes - before.escaped_bytes;
+    assert_eq!(escaped, 280_000, "both vectors escape with their grown capacity");
+    assert_eq!(captured, 280_000, "each grown byte was captured: {after:?}");
+    drop(kept);
+}
+
+#[test]
+fn capture_is_active_with_global_arena_installed() {
+    let _serial = serial();
+    capture(|| drop(std::hint::black_box(vec![1_u8; 10])));
+    let stats = capture_stats();
+    assert!(stats.active, "{stats:?}");
+    assert!(stats.reserved_bytes > 0, "{stats:?}");
+}
+
+#[test]
+fn process_totals_count_captures_on_every_thread() {
+    use rayon::prelude::*;
+    let _serial = serial();
+    let before = capture_stats();
+    let sums: Vec<u64> = (0..64_u64)
+        .into_par_iter()
+        .map(|i| capture(|| (0..1000 + i).collect::<Vec<u64>>().iter().sum::<u64>()))
+        .collect();
+    assert_eq!(sums[0], 499_500);
+    let after = capture_stats();
+    let process = after.process;
+    assert_eq!(process.captures - before.process.captures, 64, "{after:?}");
+    assert!(process.captured_allocations - before.process.captured_allocations >= 64, "{after:?}");
+    assert!(process.captured_bytes - before.process.captured_bytes >= 64 * 8000, "{after:?}");
+    assert!(process.captures >= after.captures, "the process counts this thread too");
+}

@@ -91,6 +91,35 @@ fn reallocs_grow_in_place_at_the_top_and_move_otherwise() {
 }
 
 #[test]
+fn small_escapes_beside_dead_temporaries_hold_only_their_own_pages() {
+    // Each capture keeps one small item and frees three temporaries of
+    // 60,000 bytes bumped beside it; the held-bytes check runs after every
+    // step outside the captures.
+    let mut ops = Vec::new();
+    for kept in 0..24_u8 {
+        ops.extend([Enter, alloc(60_000), alloc(60_000), alloc(60_000), alloc(8)]);
+        ops.extend([Free { item: kept }, Free { item: kept + 1 }, Free { item: kept + 1 }, Exit]);
+    }
+    let summary = run_ok(&ops);
+    assert_eq!(summary.escapes, 24);
+}
+
+#[test]
+fn escapes_freed_late_give_back_the_pages_they_leave_dead() {
+    // Each capture keeps a small item and forty of 4000 bytes beside it in
+    // one chunk; the forty are freed after the capture, one page each.
+    let mut ops = Vec::new();
+    for kept in 0..20_u8 {
+        ops.extend([Enter, alloc(8)]);
+        ops.extend(std::iter::repeat_n(alloc(4000), 40));
+        ops.push(Exit);
+        ops.extend(std::iter::repeat_n(Free { item: kept + 1 }, 40));
+    }
+    let summary = run_ok(&ops);
+    assert_eq!(summary.escapes, 20 * 41);
+}
+
+#[test]
 fn the_checks_see_a_corrupted_live_item() {
     let ops = [Enter, alloc(100), alloc(LARGE), Exit];
     for step in 2..=4 {

@@ -1,11 +1,11 @@
 //! Loom models of everything the crate shares between threads: the
 //! process-wide pool, the flag by which a foreign thread hands a large block
-//! back to its owner, the global counters, and the live count of a capture
-//! run that any thread may free into. Run with
+//! back to its owner, the global counters, the live count of a capture
+//! run that any thread may free into, and the capture region's bounds. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release --test loom`.
 #![cfg(loom)]
 
-use arena::loom_support::{Counters, GlobalCounters, HOLD, LiveCount, ReleaseFlag, Slab, SlabPool};
+use arena::loom_support::{Counters, GlobalCounters, HOLD, LiveCount, RegionBounds, ReleaseFlag, Slab, SlabPool};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::sync::atomic::Ordering;
@@ -183,5 +183,24 @@ fn a_run_left_with_an_escape_is_reused_by_the_thread_that_frees_it_last() {
         let owner_reused = reuse_if_idle(&run, run.live.release_hold());
         let remote_reused = remote.join().unwrap();
         assert!(owner_reused != remote_reused, "exactly one of them takes the run");
+    });
+}
+
+#[test]
+fn a_region_being_published_never_claims_a_pointer_outside_it() {
+    const START: usize = 1 << 30;
+    const BYTES: usize = 1 << 28;
+    loom::model(|| {
+        let bounds = Arc::new(RegionBounds::new());
+        let publisher = {
+            let bounds = bounds.clone();
+            thread::spawn(move || bounds.publish(START, BYTES))
+        };
+        // A free of the inner allocator's memory (below the region) during
+        // the first reservation, and one at the region's last byte.
+        assert_eq!(bounds.offset_of(0x1000), None, "a low pointer is not captured");
+        assert!(matches!(bounds.offset_of(START + BYTES - 1), None | Some(0x0fff_ffff)));
+        publisher.join().unwrap();
+        assert_eq!(bounds.offset_of(START + 5), Some(5));
     });
 }

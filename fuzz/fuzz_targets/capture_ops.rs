@@ -1,7 +1,9 @@
 //! Interleaved captured and uncaptured `alloc`/`realloc`/`dealloc` sequences,
 //! frees and allocations on other threads and nested captures, checked
 //! against the harness's capture model after every step (no live allocation
-//! overwritten, moved or overlapped; escapes counted exactly).
+//! overwritten, moved or overlapped; escapes counted exactly; outside a
+//! capture, the region's resident bytes within the live items' pages plus
+//! the retention budget).
 #![no_main]
 
 use arena_harness::{decode_capture, run_capture};

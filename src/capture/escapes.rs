@@ -7,8 +7,14 @@
 //! allocation and free): a tool for finding what escapes, not for production.
 //! Its own allocations are made with the thread marked busy, so they go to
 //! the inner allocator and are never recorded themselves.
+//!
+//! Allocations are made inside std's backtrace machinery too (a
+//! `Backtrace::force_capture`, a panic message under `RUST_BACKTRACE=1`),
+//! which holds std's process-wide backtrace lock while it allocates. So a
+//! record takes only raw frames, with the `backtrace` crate's unwinder (not
+//! std's, and not under std's lock), and symbols are looked up only when the
+//! report is read, in [`first_capture_escape`], with no lock of ours held.
 
-use std::backtrace::Backtrace;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -22,7 +28,7 @@ static EVER_ON: AtomicBool = AtomicBool::new(false);
 /// Orders recorded allocations, to tell which escape came first.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 static LIVE: Mutex<BTreeMap<usize, Recorded>> = Mutex::new(BTreeMap::new());
-static FIRST: Mutex<Option<EscapeReport>> = Mutex::new(None);
+static FIRST: Mutex<Option<FirstEscape>> = Mutex::new(None);
 
 /// A captured allocation that outlived its capture, as recorded when it was
 /// made. See [`debug_capture_escapes`].
@@ -40,13 +46,21 @@ struct Recorded {
     /// The capture that made it: its thread's token and capture number.
     capture: (usize, u64),
     serial: u64,
-    backtrace: Backtrace,
+    /// Raw frames only: symbolized when the report is read.
+    frames: backtrace::Backtrace,
+}
+
+/// The first escape as recorded, before its frames are symbolized.
+struct FirstEscape {
+    bytes: usize,
+    frames: backtrace::Backtrace,
 }
 
 /// Turns the escape report on or off for the whole process. While on, every
 /// captured allocation records a backtrace (slow), and the first capture
 /// that ends with an allocation still live prints that allocation's size
-/// and backtrace to standard error, once; [`first_capture_escape`] returns it.
+/// to standard error, once; [`first_capture_escape`] returns it with its
+/// backtrace.
 /// Allocations made while it was off are not recorded.
 ///
 /// ```
@@ -71,14 +85,21 @@ pub fn debug_capture_escapes(on: bool) {
 }
 
 /// The first escape reported since [`debug_capture_escapes`] was turned on
-/// for the first time, if any.
+/// for the first time, if any. Its backtrace is symbolized here, on each
+/// call (slow: it reads the binary's debug information).
 ///
 /// ```
 /// assert!(arena::first_capture_escape().is_none());
 /// ```
 pub fn first_capture_escape() -> Option<EscapeReport> {
     let _busy = BusyGuard::raise();
-    FIRST.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    let first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
+    let (bytes, mut frames) = first.as_ref().map(|first| (first.bytes, first.frames.clone()))?;
+    // Symbolized with no lock of ours held: the lookup allocates and may
+    // wait for the `backtrace` crate's own lock.
+    drop(first);
+    frames.resolve();
+    Some(EscapeReport { bytes, backtrace: format!("{frames:?}") })
 }
 
 /// Whether allocations are being recorded.
@@ -97,7 +118,11 @@ pub(crate) fn ever_on() -> bool {
 pub(crate) fn record(addr: usize, bytes: usize, capture: (usize, u64)) {
     let _busy = BusyGuard::raise();
     let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
-    let recorded = Recorded { bytes, capture, serial, backtrace: Backtrace::force_capture() };
+    // Not std's `Backtrace`: its capture takes std's backtrace lock, which
+    // this thread may hold already (this allocation can come from inside
+    // std's backtrace code).
+    let frames = backtrace::Backtrace::new_unresolved();
+    let recorded = Recorded { bytes, capture, serial, frames };
     let replaced = LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(addr, recorded);
     drop(replaced);
 }
@@ -122,11 +147,14 @@ pub(crate) fn report_first(capture: (usize, u64)) {
     let Some(escape) = live.values().filter(|r| r.capture == capture).min_by_key(|r| r.serial) else {
         return;
     };
-    let report = EscapeReport { bytes: escape.bytes, backtrace: escape.backtrace.to_string() };
+    let bytes = escape.bytes;
+    *first = Some(FirstEscape { bytes, frames: escape.frames.clone() });
     drop(live);
+    // Printed with no lock of ours held: this thread may wait for standard
+    // error's lock, whose holder may be about to report too.
+    drop(first);
     eprintln!(
-        "arena: the first captured allocation to escape its capture: {} bytes, allocated at\n{}",
-        report.bytes, report.backtrace
+        "arena: the first captured allocation to escape its capture: {bytes} bytes \
+         (arena::first_capture_escape() has its backtrace)"
     );
-    *first = Some(report);
 }

@@ -51,6 +51,13 @@ impl LiveCount {
         self.0.fetch_sub(1, Ordering::AcqRel).wrapping_sub(1)
     }
 
+    /// The allocations live now, for the owner while it holds the run (it
+    /// has added its own count): zero means nothing in the run is live, and
+    /// only frees can change that.
+    pub fn held_allocations(&self) -> usize {
+        self.0.load(Ordering::Acquire).wrapping_sub(HOLD)
+    }
+
     /// The owner gives up its hold; returns the allocations still live. Zero
     /// means the run is idle and stays with the caller; otherwise the run is
     /// quarantined until the last of them is freed.

@@ -10,6 +10,7 @@
 //! in time is reused at once; what escapes keeps its run *quarantined* until
 //! it is freed, from any thread, and is counted in [`CaptureStats`].
 
+mod bounds;
 #[cfg(not(loom))]
 mod escapes;
 mod live_count;
@@ -21,6 +22,8 @@ mod stats;
 mod thread;
 
 #[cfg(loom)]
+pub use bounds::RegionBounds;
+#[cfg(loom)]
 pub use live_count::{HOLD, LiveCount};
 
 #[cfg(not(loom))]
@@ -28,7 +31,7 @@ pub use escapes::{EscapeReport, debug_capture_escapes, first_capture_escape};
 #[cfg(not(loom))]
 pub use global::{GlobalArena, capture, capture_stats, trim_capture};
 #[cfg(not(loom))]
-pub use stats::CaptureStats;
+pub use stats::{CaptureCounts, CaptureStats};
 
 #[cfg(not(loom))]
 mod global {
@@ -59,8 +62,8 @@ mod global {
     ///
     /// # Cost model
     /// - Outside a capture: one thread-local test per allocation, and per
-    ///   free a compare of the pointer with the region's bounds (two
-    ///   process-wide loads), then `A`.
+    ///   free a compare of the pointer with the region's bounds (one
+    ///   process-wide load), then `A`.
     /// - Inside: a small request (up to 64 KiB) is a pointer bump in a
     ///   256 KiB chunk and a free is a counter update; the last allocation's
     ///   bytes are reused at once. A larger request gets a run of whole chunks
@@ -71,7 +74,7 @@ mod global {
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the reservation (up to
-    ///   32 GiB of address space, made on the first capture) is full go to `A`.
+    ///   32 GiB of address space, made on the first captured request) is full go to `A`.
     ///   `realloc` of memory `A` made stays with `A`.
     ///
     /// # Fork
@@ -112,8 +115,9 @@ mod global {
             GlobalArena { inner, retain_bytes: thread::DEFAULT_RETAIN_BYTES }
         }
 
-        /// Keeps idle captured runs resident up to `bytes` in total (64 MiB by
-        /// default); beyond that their pages go back to the OS.
+        /// Keeps idle captured runs resident up to `bytes` (64 MiB by default)
+        /// in the region's cache, and up to `bytes` in each running capture;
+        /// beyond that their pages go back to the OS.
         ///
         /// ```
         /// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new().with_retain_bytes(256 << 20);
@@ -192,8 +196,10 @@ mod global {
     }
 
     /// Runs `f` with this thread's global-allocator requests served from the
-    /// capture region (when [`GlobalArena`] is the global allocator; otherwise
-    /// `f` just runs).
+    /// capture region, when [`GlobalArena`] is the global allocator.
+    /// Otherwise `f` just runs: nothing is reserved, and
+    /// [`CaptureStats::active`] stays false. The region (address space only)
+    /// is reserved by the first request a capture makes of `GlobalArena`.
     ///
     /// Every temporary `f` allocates and frees — an ndarray expression's
     /// intermediates, a parser's strings — is a pointer bump, and its memory
@@ -233,6 +239,7 @@ mod global {
     pub fn capture_stats() -> CaptureStats {
         let region = Region::get();
         CaptureStats {
+            active: region.is_some(),
             quarantined_runs: region::quarantined_runs(),
             cached_bytes: region.map_or(0, Region::warm_bytes),
             reserved_bytes: region.map_or(0, Region::reserved_bytes),

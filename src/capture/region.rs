@@ -1,7 +1,7 @@
 //! The capture region: one address-space reservation, made once per process,
 //! cut into chunks of [`CHUNK_BYTES`]. Everything capture hands out lies in
 //! it, so "did capture make this pointer?" is a subtraction and a compare on
-//! two process-wide values, and never reads memory.
+//! one process-wide word, and never reads memory.
 //!
 //! A *run* is one or more consecutive chunks: a single chunk that captured
 //! allocations bump through, or a whole run for one large allocation. A run's
@@ -13,17 +13,25 @@
 //! its pages go back to the OS with `madvise(MADV_DONTNEED)`.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
 
+use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
+use crate::size_class;
 
 /// log2 of [`CHUNK_BYTES`].
 pub(crate) const CHUNK_SHIFT: u32 = 18;
 /// The unit the region is cut into: 256 KiB.
 pub(crate) const CHUNK_BYTES: usize = 1 << CHUNK_SHIFT;
+/// log2 of [`PAGE_BYTES`].
+pub(crate) const PAGE_SHIFT: u32 = 12;
+/// The unit in which a chunk's live allocations are counted.
+pub(crate) const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
+/// Pages of a chunk.
+pub(crate) const CHUNK_PAGES: usize = CHUNK_BYTES >> PAGE_SHIFT;
 /// "No run": the end of every intrusive list below.
 pub(crate) const NO_RUN: u32 = u32::MAX;
 /// The reservation first asked for; halved on refusal down to
@@ -32,41 +40,31 @@ const MAX_REGION_BYTES: usize = 32 << 30;
 const MIN_REGION_BYTES: usize = 256 << 20;
 /// Size classes of the run cache (see [`run_class`]); runs past the last one
 /// are never made (such a request goes to the inner allocator).
-const CLASSES: usize = 64;
+pub(crate) const CLASSES: usize = 64;
 
-/// The region's first byte, or null before it exists. With [`REGION_BYTES`],
-/// the whole of what [`run_of`] reads.
-static REGION_START: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-/// The region's length, or zero before it exists.
-static REGION_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// Where the region lies (nowhere before it exists): the whole of what
+/// [`chunk_of`] reads.
+static BOUNDS: RegionBounds = RegionBounds::new();
 static REGION: OnceLock<Option<Region>> = OnceLock::new();
 /// Runs whose capture ended while allocations in them were live, and which
 /// are still waiting for the last of them to be freed.
 static QUARANTINED_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// The size class of a run of at least `chunks` chunks: exact up to 8
-/// chunks, then four steps per power of two. Returns the class index and the
-/// class's run length, or `None` past the last class.
+/// The size class of a run of at least `chunks` chunks (the crate's one
+/// rule, in chunks: exact up to 8 chunks, then four steps per power of two).
+/// Returns the class index and the class's run length, or `None` past the
+/// last class.
 pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
-    let (class, class_chunks) = if chunks <= 8 {
-        (chunks.max(1) - 1, chunks.max(1))
-    } else {
-        let high_bit = (usize::BITS - 1 - (chunks - 1).leading_zeros()) as usize;
-        let step = 1usize << (high_bit - 2);
-        let rounded = chunks.div_ceil(step) * step;
-        (8 + 4 * (high_bit - 3) + (rounded / step - 5), rounded)
-    };
+    let class_chunks = size_class::class_len(chunks, 1)?;
+    let class = size_class::class_index(class_chunks, 1);
     (class < CLASSES).then_some((class, class_chunks))
 }
 
 /// The run (index of its first chunk) that `ptr` lies in, if capture made it.
-/// Reads two process-wide values, never the memory behind `ptr`.
+/// Reads one process-wide word, never the memory behind `ptr`.
 #[inline(always)]
 pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
-    let start = REGION_START.load(Ordering::Acquire);
-    let offset = ptr.addr().wrapping_sub(start.addr());
-    // Before the region exists its length is zero and nothing matches.
-    (offset < REGION_BYTES.load(Ordering::Acquire)).then_some((offset >> CHUNK_SHIFT) as u32)
+    BOUNDS.offset_of(ptr.addr()).map(|offset| (offset >> CHUNK_SHIFT) as u32)
 }
 
 /// The record of one chunk; only a run's first chunk's record is used. All
@@ -89,6 +87,92 @@ pub(crate) struct RunRecord {
     pub(crate) next_idle: AtomicU32,
     /// The next run of the same list in the [`RunCache`]; under its lock.
     next_free: AtomicU32,
+    /// Whether the run is a chunk that small allocations bump through (set
+    /// by the owner when it takes the run); otherwise it holds one large
+    /// allocation, of `live_bytes`, at its start.
+    pub(crate) bump: AtomicBool,
+    /// For a bump chunk: the live allocations on each of its pages.
+    pub(crate) pages: PageCounts,
+}
+
+/// The page span `[first, after)` of an allocation of `size` bytes at
+/// `offset` in a chunk (`offset + size` at most [`CHUNK_BYTES`]): the pages it
+/// touches (a zero-sized one at a page's start touches none).
+#[inline(always)]
+pub(crate) fn page_span(offset: usize, size: usize) -> (usize, usize) {
+    (offset >> PAGE_SHIFT, (offset + size + PAGE_BYTES - 1) >> PAGE_SHIFT)
+}
+
+/// The live allocations on each page of a bump chunk, as a difference array:
+/// the count on page `p` is the wrapping sum of `diff[0..=p]`, so an
+/// allocation over pages `[first, after)` is one increment at `first` and
+/// one decrement at `after`, whatever its length.
+///
+/// The owner adds its own allocations and frees in plain cells and flushes
+/// them here ([`flush`](Self::flush)); other threads remove theirs with
+/// [`remove`](Self::remove), which writes the decrement at `first` last,
+/// with `Release`. The owner reads with [`dead_pages`](Self::dead_pages) in
+/// index order with `Acquire`: a half-seen removal then only over-counts,
+/// so a page read as dead holds nothing live.
+#[derive(Debug)]
+pub(crate) struct PageCounts {
+    diff: [AtomicU32; CHUNK_PAGES + 1],
+}
+
+impl PageCounts {
+    /// Adds the owner's differences (wrapping), and zeroes them.
+    pub(crate) fn flush(&self, local: &[std::cell::Cell<u32>]) {
+        for (total, local) in self.diff.iter().zip(local) {
+            let difference = local.replace(0);
+            if difference != 0 {
+                total.fetch_add(difference, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Removes an allocation over pages `[first, after)`: from any thread.
+    pub(crate) fn remove(&self, (first, after): (usize, usize)) {
+        self.diff[after].fetch_add(1, Ordering::Relaxed);
+        self.diff[first].fetch_sub(1, Ordering::Release);
+    }
+
+    /// Moves an allocation's end from page span end `old_after` to
+    /// `new_after` (a shrink in place, `new_after <= old_after`): from any thread.
+    pub(crate) fn shrink(&self, old_after: usize, new_after: usize) {
+        if new_after != old_after {
+            self.diff[old_after].fetch_add(1, Ordering::Relaxed);
+            self.diff[new_after].fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// The maximal ranges `[first, after)` of pages with nothing live on
+    /// them, as far as the caller can tell (it never misses a live one).
+    pub(crate) fn dead_pages(&self, each: impl FnMut(usize, usize)) {
+        self.dead_pages_in((0, CHUNK_PAGES), each);
+    }
+
+    /// Like [`dead_pages`](Self::dead_pages), within the pages `[from, to)`.
+    pub(crate) fn dead_pages_in(&self, (from, to): (usize, usize), mut each: impl FnMut(usize, usize)) {
+        let mut count = 0u32;
+        let mut dead_from = None;
+        for page in 0..from {
+            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
+        }
+        for page in from..to.min(CHUNK_PAGES) {
+            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
+            match (count == 0, dead_from) {
+                (true, None) => dead_from = Some(page),
+                (false, Some(first)) => {
+                    each(first, page);
+                    dead_from = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(first) = dead_from {
+            each(first, to.min(CHUNK_PAGES));
+        }
+    }
 }
 
 impl RunRecord {
@@ -136,9 +220,9 @@ unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
 
 impl Region {
-    /// The process's region, reserved on first use (from `capture`, never
-    /// from inside the global allocator); `None` if no reservation of at least
-    /// [`MIN_REGION_BYTES`] could be made.
+    /// The process's region, reserved on first use (by the first request a
+    /// capture makes, with the thread marked busy); `None` if no reservation
+    /// of at least [`MIN_REGION_BYTES`] could be made.
     pub(crate) fn get_or_reserve() -> Option<&'static Region> {
         REGION.get_or_init(Region::reserve).as_ref()
     }
@@ -159,8 +243,10 @@ impl Region {
             }
         };
         let chunks = bytes >> CHUNK_SHIFT;
-        let mut record_memory =
-            MmapOptions::new().len(chunks * size_of::<RunRecord>()).no_reserve_swap().map_anon().ok()?;
+        // With swap reserved (unlike the region): a mapping of other flags,
+        // so the kernel never merges the two and the region's resident
+        // pages can be read apart (`/proc/self/smaps`) from the records'.
+        let mut record_memory = MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?;
         let start = NonNull::new(memory.as_mut_ptr())?;
         let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
         let region = Region {
@@ -171,8 +257,7 @@ impl Region {
             chunks: chunks as u32,
             cache: Mutex::new(RunCache { warm: [NO_RUN; CLASSES], cold: [NO_RUN; CLASSES], warm_bytes: 0, fresh: 0 }),
         };
-        REGION_START.store(start.as_ptr(), Ordering::Release);
-        REGION_BYTES.store(bytes, Ordering::Release);
+        BOUNDS.publish(start.as_ptr().addr(), bytes);
         Some(region)
     }
 
@@ -286,15 +371,51 @@ impl Region {
         self.cache().warm_bytes
     }
 
+    /// Discards the pages of `[offset, offset + bytes)` of the run that
+    /// starts at chunk `run`, shrunk inward to whole pages of the system.
+    ///
+    /// The caller holds the run and guarantees that nothing live lies in the
+    /// range and that nothing will be allocated in it while this runs.
+    pub(crate) fn give_back_range(&self, run: u32, offset: usize, bytes: usize) {
+        let page = system_page_bytes();
+        let start = ((run as usize) << CHUNK_SHIFT) + offset;
+        let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
+        if first < end {
+            // SAFETY: the range is dead (the caller's guarantee) and lies
+            // inside the mapping; whole system pages, so no live byte beside
+            // it is discarded.
+            let _ = unsafe { self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, first, end - first) };
+        }
+    }
+
     /// Discards the pages of an idle run (a failure leaves them resident,
     /// which costs memory, not correctness).
-    fn give_back(&self, run: u32, bytes: usize) {
+    ///
+    /// The caller guarantees that the run is idle and that no other thread
+    /// can take it (it is in the cache under its lock, or held and idle).
+    pub(crate) fn give_back(&self, run: u32, bytes: usize) {
         // SAFETY: the run is idle (the caller's guarantee), so no reference
         // into it exists and nothing observes its discarded contents; the
         // range lies inside the mapping.
         let _ = unsafe {
             self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, (run as usize) << CHUNK_SHIFT, bytes)
         };
+    }
+}
+
+/// The system's page size (at least [`PAGE_BYTES`] in practice; read once).
+fn system_page_bytes() -> usize {
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    match PAGE.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: `sysconf` with a valid name has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
+            // Unknown: a chunk, so that nothing smaller is ever discarded.
+            let page = if page.is_power_of_two() { page } else { CHUNK_BYTES };
+            PAGE.store(page, Ordering::Relaxed);
+            page
+        }
+        page => page,
     }
 }
 

@@ -1,16 +1,21 @@
-//! What capture did: this thread's counters, and the process-wide state of
-//! the capture region.
+//! What capture did: this thread's counters, the whole process's, and the
+//! process-wide state of the capture region.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of [`capture`](crate::capture)'s counters, from
 /// [`capture_stats`](crate::capture_stats).
 ///
-/// The counts are this thread's, since it started; the last three fields
-/// describe the whole process now.
+/// The counts are this thread's, since it started; [`process`](Self::process)
+/// holds the same counts summed over every thread; the last fields describe
+/// the whole process now.
 ///
 /// ```
 /// let before = arena::capture_stats();
 /// arena::capture(|| ());
-/// assert_eq!(arena::capture_stats().captures - before.captures, 1);
+/// let after = arena::capture_stats();
+/// assert_eq!(after.captures - before.captures, 1);
+/// assert!(after.process.captures >= after.captures);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -19,7 +24,7 @@ pub struct CaptureStats {
     pub captures: u64,
     /// Global-allocator requests served from the capture region.
     pub captured_allocations: u64,
-    /// Their bytes.
+    /// Their bytes (growth in place included).
     pub captured_bytes: u64,
     /// Requests made while capturing but served by the inner allocator: the
     /// arena's own bookkeeping, alignments above 4096, a full region, or no
@@ -31,6 +36,19 @@ pub struct CaptureStats {
     pub escaped_allocations: u64,
     /// Their bytes, as far as known at the capture's end.
     pub escaped_bytes: u64,
+    /// The counts above summed over every thread of the process, as of the
+    /// end of each thread's last capture (a capture running on another
+    /// thread is added when it ends). A capture counts on the thread that
+    /// runs it: work it hands to other threads (a rayon `par_iter`) is
+    /// captured only by captures on those threads.
+    pub process: CaptureCounts,
+    /// Whether capture serves requests in this process: [`GlobalArena`]
+    /// has served a captured request and reserved its region (false before
+    /// that, and always when `GlobalArena` is not the global allocator:
+    /// then [`capture`](crate::capture) just runs its closure).
+    ///
+    /// [`GlobalArena`]: crate::GlobalArena
+    pub active: bool,
     /// Runs (chunks, or a large allocation's own run) that escaped
     /// allocations keep out of use until the last of them is freed, from any
     /// thread. Process-wide.
@@ -38,9 +56,77 @@ pub struct CaptureStats {
     /// Idle runs kept with their pages resident for reuse (within the
     /// retention budget). Process-wide.
     pub cached_bytes: usize,
-    /// Address space reserved for capture (0 before the first capture).
-    /// Process-wide.
+    /// Address space reserved for capture (0 until `GlobalArena` serves a
+    /// captured request). Process-wide.
     pub reserved_bytes: usize,
+}
+
+/// Capture's counts summed over every thread: the process-wide side of
+/// [`CaptureStats`]. Each field means what the field of the same name there
+/// means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CaptureCounts {
+    /// Outermost captures ended.
+    pub captures: u64,
+    /// Requests served from the capture region.
+    pub captured_allocations: u64,
+    /// Their bytes (growth in place included).
+    pub captured_bytes: u64,
+    /// Requests made while capturing but served by the inner allocator.
+    pub forwarded_allocations: u64,
+    /// Captured allocations still live when their capture ended.
+    pub escaped_allocations: u64,
+    /// Their bytes, as far as known at each capture's end.
+    pub escaped_bytes: u64,
+}
+
+impl CaptureCounts {
+    pub(crate) const ZERO: CaptureCounts = CaptureCounts {
+        captures: 0,
+        captured_allocations: 0,
+        captured_bytes: 0,
+        forwarded_allocations: 0,
+        escaped_allocations: 0,
+        escaped_bytes: 0,
+    };
+
+    fn fields(&self) -> [u64; 6] {
+        [
+            self.captures,
+            self.captured_allocations,
+            self.captured_bytes,
+            self.forwarded_allocations,
+            self.escaped_allocations,
+            self.escaped_bytes,
+        ]
+    }
+}
+
+/// The process's counts, in the order of [`CaptureCounts::fields`].
+static PROCESS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
+
+/// Adds what a thread counted since it last added (`now - added`).
+pub(crate) fn add_to_process(now: &CaptureCounts, added: &CaptureCounts) {
+    for ((total, now), added) in PROCESS.iter().zip(now.fields()).zip(added.fields()) {
+        if now != added {
+            total.fetch_add(now.wrapping_sub(added), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The process's counts.
+pub(crate) fn process() -> CaptureCounts {
+    let [captures, captured_allocations, captured_bytes, forwarded_allocations, escaped_allocations, escaped_bytes] =
+        PROCESS.each_ref().map(|total| total.load(Ordering::Relaxed));
+    CaptureCounts {
+        captures,
+        captured_allocations,
+        captured_bytes,
+        forwarded_allocations,
+        escaped_allocations,
+        escaped_bytes,
+    }
 }
 
 impl CaptureStats {
@@ -51,8 +137,22 @@ impl CaptureStats {
         forwarded_allocations: 0,
         escaped_allocations: 0,
         escaped_bytes: 0,
+        process: CaptureCounts::ZERO,
+        active: false,
         quarantined_runs: 0,
         cached_bytes: 0,
         reserved_bytes: 0,
     };
+
+    /// This thread's counts.
+    pub(crate) fn counts(&self) -> CaptureCounts {
+        CaptureCounts {
+            captures: self.captures,
+            captured_allocations: self.captured_allocations,
+            captured_bytes: self.captured_bytes,
+            forwarded_allocations: self.forwarded_allocations,
+            escaped_allocations: self.escaped_allocations,
+            escaped_bytes: self.escaped_bytes,
+        }
+    }
 }

@@ -17,9 +17,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{self, CHUNK_BYTES, NO_RUN, Region, run_class};
-use super::stats::CaptureStats;
-use crate::sync::thread_is_busy;
+use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
+use super::stats::{self, CaptureCounts, CaptureStats};
+use crate::bump::{Placement, bump_up};
+use crate::sync::{BusyGuard, thread_is_busy};
 
 /// Requests above this size get a run of their own; smaller ones bump
 /// through a chunk. A quarter chunk, so that a chunk is at most a quarter
@@ -27,10 +28,11 @@ use crate::sync::thread_is_busy;
 pub(crate) const SMALL_MAX_BYTES: usize = CHUNK_BYTES / 4;
 /// Alignments above a page go to the inner allocator (chunks are page aligned).
 pub(crate) const MAX_ALIGN: usize = 4096;
+/// Slots of `CaptureThread::local_pages`.
+const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
+const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
-/// Idle runs looked at for one of the wanted class before the region's cache.
-const IDLE_SEARCH: usize = 8;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -50,10 +52,14 @@ std::thread_local! {
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
 /// at `current_start`; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
-/// `local_live`/`local_bytes` are the allocations (and their bytes) made from
-/// `current` minus those freed into it, not yet added to its count. `held`
+/// `local_live`/`local_bytes`/`local_pages` are the allocations (their
+/// bytes, their page spans as differences) made from `current` minus those
+/// freed into it, not yet added to its record. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
-/// `idle` lists (by `next_idle`) the held runs with nothing live in them.
+/// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
+/// class `c` with nothing live in them: the warm ones with their pages
+/// resident, `idle_warm_bytes` in all and at most the retention budget; the
+/// cold ones with their pages given back.
 #[derive(Debug)]
 struct CaptureThread {
     depth: Cell<u32>,
@@ -62,14 +68,21 @@ struct CaptureThread {
     bump: Cell<usize>,
     local_live: Cell<usize>,
     local_bytes: Cell<usize>,
+    /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
+    /// long, so that a mask, not a bounds check, keeps the hot path in it.
+    local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
     held: Cell<u32>,
-    idle: Cell<u32>,
+    idle_warm: [Cell<u32>; CLASSES],
+    idle_cold: [Cell<u32>; CLASSES],
+    idle_warm_bytes: Cell<usize>,
     captured_allocations: Cell<u64>,
     captured_bytes: Cell<u64>,
     /// Whether this capture records its allocations for the escape report
     /// (fixed when the outermost capture starts).
     recording: Cell<bool>,
     stats: Cell<CaptureStats>,
+    /// The counts already added to the process's totals.
+    added_to_process: Cell<CaptureCounts>,
 }
 
 impl CaptureThread {
@@ -81,12 +94,16 @@ impl CaptureThread {
             bump: Cell::new(NO_ROOM),
             local_live: Cell::new(0),
             local_bytes: Cell::new(0),
+            local_pages: [const { Cell::new(0) }; LOCAL_PAGE_SLOTS],
             held: Cell::new(NO_RUN),
-            idle: Cell::new(NO_RUN),
+            idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
+            idle_cold: [const { Cell::new(NO_RUN) }; CLASSES],
+            idle_warm_bytes: Cell::new(0),
             captured_allocations: Cell::new(0),
             captured_bytes: Cell::new(0),
             recording: Cell::new(false),
             stats: Cell::new(CaptureStats::ZERO),
+            added_to_process: Cell::new(CaptureCounts::ZERO),
         }
     }
 
@@ -116,14 +133,17 @@ impl CaptureThread {
             // The arena's own bookkeeping: it outlives the capture.
             return self.forward();
         }
-        let aligned = (self.bump.get() + layout.align() - 1) & !(layout.align() - 1);
-        let end = aligned + layout.size();
-        // Strictly below the chunk's end: even a zero-sized request then
-        // points inside the chunk, so `chunk_of` finds it.
-        if layout.size() <= SMALL_MAX_BYTES && layout.align() <= MAX_ALIGN && end < CHUNK_BYTES {
+        // Ending strictly below the chunk's end: even a zero-sized request
+        // then points inside the chunk, so `chunk_of` finds it.
+        let placed = bump_up(self.bump.get(), CHUNK_BYTES - 1, layout.size(), layout.align());
+        if let Some(Placement { start: aligned, end }) = placed
+            && layout.size() <= SMALL_MAX_BYTES
+            && layout.align() <= MAX_ALIGN
+        {
             self.bump.set(end);
             self.local_live.set(self.local_live.get().wrapping_add(1));
             self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
+            self.count_pages(page_span(aligned, layout.size()), 1);
             self.note_captured(layout.size());
             // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
             // current chunk, which starts at `current_start` (a chunk exists:
@@ -141,7 +161,7 @@ impl CaptureThread {
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
         set_retain_bytes(retain_bytes);
-        let Some(region) = Region::get() else { return self.forward() };
+        let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
@@ -159,6 +179,7 @@ impl CaptureThread {
             return self.forward();
         };
         let record = region.record(run);
+        record.bump.store(false, Ordering::Relaxed);
         record.live.add_owned(1);
         record.live_bytes.fetch_add(layout.size(), Ordering::Relaxed);
         self.note_captured(layout.size());
@@ -166,6 +187,7 @@ impl CaptureThread {
         if self.recording.get() {
             escapes::record(ptr.as_ptr().addr(), layout.size(), self.capture_key());
         }
+        self.debug_check_invariants();
         Some(ptr)
     }
 
@@ -181,6 +203,7 @@ impl CaptureThread {
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
             if record.live.add_owned(self.local_live.replace(0)) == HOLD {
                 self.bump.set(0);
                 return Some(());
@@ -191,35 +214,46 @@ impl CaptureThread {
         self.bump.set(NO_ROOM);
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
+        region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
         self.current_start.set(region.chunk_start(run).as_ptr());
         self.bump.set(0);
+        self.debug_check_invariants();
         Some(())
     }
 
-    /// A held run of class `class` with nothing live in it, if one of the
-    /// first few idle runs is.
+    /// A held run of class `class` with nothing live in it, warm first.
     fn take_idle(&self, region: &Region, class: usize) -> Option<u32> {
-        let mut previous = NO_RUN;
-        let mut run = self.idle.get();
-        for _ in 0..IDLE_SEARCH {
-            if run == NO_RUN {
-                return None;
-            }
-            let record = region.record(run);
-            let next = record.next_idle.load(Ordering::Relaxed);
-            if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) == Some(class) {
-                if previous == NO_RUN {
-                    self.idle.set(next);
-                } else {
-                    region.record(previous).next_idle.store(next, Ordering::Relaxed);
+        for (list, warm) in [(&self.idle_warm[class], true), (&self.idle_cold[class], false)] {
+            let run = list.get();
+            if run != NO_RUN {
+                let record = region.record(run);
+                list.set(record.next_idle.load(Ordering::Relaxed));
+                if warm {
+                    self.idle_warm_bytes.set(self.idle_warm_bytes.get() - record.bytes());
                 }
                 return Some(run);
             }
-            previous = run;
-            run = next;
         }
         None
+    }
+
+    /// Lists a held run that has nothing live in it as idle: warm within the
+    /// retention budget, otherwise with its pages given back.
+    fn put_idle(&self, region: &Region, run: u32) {
+        let record = region.record(run);
+        let bytes = record.bytes();
+        let (class, _) = run_class(bytes / CHUNK_BYTES).expect("a run has a class");
+        let warm = self.idle_warm_bytes.get() + bytes <= RETAIN_BYTES.load(Ordering::Relaxed);
+        let list = if warm { &self.idle_warm[class] } else { &self.idle_cold[class] };
+        if warm {
+            self.idle_warm_bytes.set(self.idle_warm_bytes.get() + bytes);
+        } else {
+            // Idle, and held by this thread alone: no one else touches it.
+            region.give_back(run, bytes);
+        }
+        record.next_idle.store(list.get(), Ordering::Relaxed);
+        list.set(run);
     }
 
     /// A run from the region's cache, held by this capture.
@@ -242,13 +276,16 @@ impl CaptureThread {
         }
         self.local_live.set(self.local_live.get().wrapping_sub(1));
         self.local_bytes.set(self.local_bytes.get().wrapping_sub(size));
-        if self.recording.get() {
-            escapes::forget(ptr.addr());
-        }
         let offset = ptr.addr() - self.current_start.get().addr();
+        self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
             self.bump.set(offset);
+        }
+        // Last, as a tail call: the path without the report saves no
+        // registers for it.
+        if self.recording.get() {
+            escapes::forget(ptr.addr());
         }
     }
 
@@ -262,6 +299,19 @@ impl CaptureThread {
         }
         let record = region.record(chunk);
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
+        if record.bump.load(Ordering::Relaxed) {
+            let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
+            let span = page_span(offset, size);
+            record.pages.remove(span);
+            if record.owner.load(Ordering::Acquire) == 0 {
+                // Quarantined (no capture holds it): the pages this
+                // allocation leaves dead go back now, before its count does
+                // (which may make the run idle and someone else's).
+                record.pages.dead_pages_in(span, |first, after| {
+                    region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+                });
+            }
+        }
         match record.live.free_one() {
             0 => {
                 // The hold is gone (it alone keeps the count above zero
@@ -272,16 +322,18 @@ impl CaptureThread {
             }
             HOLD if record.owner.load(Ordering::Relaxed) == self.token() => {
                 // Held by this thread's capture and empty: reusable by it.
-                record.next_idle.store(self.idle.get(), Ordering::Relaxed);
-                self.idle.set(chunk);
+                self.put_idle(region, chunk);
             }
             _ => {}
         }
+        self.debug_check_invariants();
     }
 
     /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
     /// without moving it, if it can: the last allocation of the current
     /// chunk, a run with room, or a shrink. Returns whether it did.
+    /// Growth counts as captured bytes (the allocation's bytes in its run
+    /// grow by as much).
     fn resize_in_place(&self, region: &Region, chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
         let old_size = layout.size();
         if chunk == self.current.get() {
@@ -292,19 +344,154 @@ impl CaptureThread {
                     self.bump.set(offset + new_size);
                 }
                 self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                self.count_pages((old_after, new_after), 1);
+                self.note_grown(old_size, new_size);
                 return true;
             }
             return false;
         }
         let record = region.record(chunk);
         // Only an allocation above `SMALL_MAX_BYTES` has a run to itself (a
-        // small one never grows past it in place): it may use the whole run.
-        let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes();
+        // small one never grows past it in place): it may use the whole run,
+        // but not while another thread's capture holds the run (that
+        // capture's exit may be giving back the pages past its end).
+        let owner = record.owner.load(Ordering::Acquire);
+        let own_run = old_size > SMALL_MAX_BYTES && new_size <= record.bytes() && (owner == 0 || owner == self.token());
         if new_size <= old_size || own_run {
+            if new_size < old_size && record.bump.load(Ordering::Relaxed) {
+                let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
+                let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                record.pages.shrink(old_after, new_after);
+                if owner == 0 {
+                    // Quarantined: the pages the shrink leaves dead go back
+                    // (the allocation stays live, so the run stays out of use).
+                    record.pages.dead_pages_in((new_after, old_after), |first, after| {
+                        region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+                    });
+                }
+            } else if new_size < old_size && owner == 0 {
+                // A large allocation's quarantined run: past its new end.
+                region.give_back_range(chunk, new_size, old_size - new_size);
+            }
             record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
+            self.note_grown(old_size, new_size);
             return true;
         }
         false
+    }
+
+    fn note_grown(&self, old_size: usize, new_size: usize) {
+        if new_size > old_size {
+            self.captured_bytes.set(self.captured_bytes.get() + (new_size - old_size) as u64);
+        }
+    }
+
+    /// Adds `step` (1, or `u32::MAX` for -1) to the live count of the pages
+    /// `[first, after)` of the current chunk (both at most `CHUNK_PAGES`, so
+    /// the mask changes nothing).
+    #[inline(always)]
+    fn count_pages(&self, (first, after): (usize, usize), step: u32) {
+        let (first, after) = (&self.local_pages[first & PAGE_SLOT_MASK], &self.local_pages[after & PAGE_SLOT_MASK]);
+        first.set(first.get().wrapping_add(step));
+        after.set(after.get().wrapping_sub(step));
+    }
+
+    /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
+    /// first one broken. Allocates nothing (it runs inside the allocator).
+    fn check_invariants(&self, region: Option<&Region>) -> Result<(), &'static str> {
+        let locals_zero = self.local_live.get() == 0
+            && self.local_bytes.get() == 0
+            && self.local_pages.iter().all(|slot| slot.get() == 0);
+        let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
+        if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
+            return Err("a page difference lies past the chunk's last page");
+        }
+        let Some(region) = region.filter(|_| self.depth.get() > 0) else {
+            let idle = self.current.get() == NO_RUN
+                && self.held.get() == NO_RUN
+                && self.bump.get() == NO_ROOM
+                && no_idle
+                && self.idle_warm_bytes.get() == 0;
+            return match (idle, locals_zero || self.depth.get() > 0) {
+                (true, true) => Ok(()),
+                _ => Err("a thread without a region or outside capture holds runs or counts"),
+            };
+        };
+        let current = self.current.get();
+        if current == NO_RUN {
+            if self.bump.get() != NO_ROOM || !locals_zero {
+                return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");
+            }
+        } else {
+            let record = region.record(current);
+            if self.bump.get() >= CHUNK_BYTES || self.current_start.get() != region.chunk_start(current).as_ptr() {
+                return Err("`bump` lies in the current chunk, which starts at `current_start`");
+            }
+            if !record.bump.load(Ordering::Relaxed) || record.bytes() != CHUNK_BYTES {
+                return Err("the current chunk is a bump chunk of one chunk");
+            }
+        }
+        let (mut run, mut held, mut current_held) = (self.held.get(), 0usize, current == NO_RUN);
+        while run != NO_RUN {
+            let record = region.record(run);
+            if record.owner.load(Ordering::Relaxed) != self.token() {
+                return Err("a held run names this thread as its owner");
+            }
+            current_held |= run == current;
+            held += record.bytes();
+            if held > region.reserved_bytes() {
+                return Err("the held list ends (no cycle)");
+            }
+            run = record.next_held.load(Ordering::Relaxed);
+        }
+        if !current_held {
+            return Err("the current chunk is held");
+        }
+        let (mut warm_bytes, mut listed) = (0, 0);
+        for (class, lists) in self.idle_warm.iter().zip(&self.idle_cold).enumerate() {
+            for (list, warm) in [(lists.0, true), (lists.1, false)] {
+                let mut run = list.get();
+                while run != NO_RUN {
+                    let record = region.record(run);
+                    if run == current || record.owner.load(Ordering::Relaxed) != self.token() {
+                        return Err("an idle run is held by this capture and is not the current chunk");
+                    }
+                    if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) != Some(class) {
+                        return Err("an idle run is listed under its class");
+                    }
+                    if record.live.held_allocations() != 0 {
+                        return Err("an idle run has nothing live in it");
+                    }
+                    if warm {
+                        warm_bytes += record.bytes();
+                    }
+                    listed += record.bytes();
+                    if listed > held {
+                        return Err("the idle lists end (no cycle)");
+                    }
+                    run = record.next_idle.load(Ordering::Relaxed);
+                }
+            }
+        }
+        if warm_bytes != self.idle_warm_bytes.get() || warm_bytes > RETAIN_BYTES.load(Ordering::Relaxed) {
+            return Err("`idle_warm_bytes` is the warm idle runs' bytes, within the retention budget");
+        }
+        Ok(())
+    }
+
+    /// Runs [`check_invariants`](Self::check_invariants) in debug builds, at
+    /// the end of the slow paths; a broken invariant aborts (the global
+    /// allocator must not unwind).
+    #[inline]
+    fn debug_check_invariants(&self) {
+        if cfg!(debug_assertions)
+            && let Err(broken) = self.check_invariants(Region::get())
+        {
+            let _busy = BusyGuard::raise();
+            eprintln!("arena: capture invariant broken: {broken}");
+            std::process::abort();
+        }
     }
 
     /// Names this thread's current capture in the escape report.
@@ -329,13 +516,35 @@ impl CaptureThread {
         if depth > 0 {
             return;
         }
+        self.give_up_runs();
+        let counts = self.counts().counts();
+        stats::add_to_process(&counts, &self.added_to_process.replace(counts));
+        self.debug_check_invariants();
+    }
+
+    /// This thread's counters.
+    fn counts(&self) -> CaptureStats {
+        CaptureStats {
+            captured_allocations: self.captured_allocations.get(),
+            captured_bytes: self.captured_bytes.get(),
+            ..self.stats.get()
+        }
+    }
+
+    /// The outermost exit's work: empty runs go back to the cache, the
+    /// others are quarantined.
+    fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
         self.bump.set(NO_ROOM);
-        self.idle.set(NO_RUN);
+        for list in self.idle_warm.iter().chain(&self.idle_cold) {
+            list.set(NO_RUN);
+        }
+        self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
         if current != NO_RUN {
             let record = region.record(current);
             record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
+            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
             record.live.add_owned(self.local_live.replace(0));
         }
         let mut run = self.held.replace(NO_RUN);
@@ -344,7 +553,13 @@ impl CaptureThread {
         while run != NO_RUN {
             let record = region.record(run);
             let next = record.next_held.load(Ordering::Relaxed);
-            record.owner.store(0, Ordering::Relaxed);
+            if record.live.held_allocations() > 0 {
+                // Still held, so no one reuses the run meanwhile.
+                give_back_dead_pages(region, run);
+            }
+            // After the pages are given back: a thread that sees no owner
+            // may grow a large allocation over them.
+            record.owner.store(0, Ordering::Release);
             // Counted first: once the hold is gone, another thread may free
             // the last allocation (and uncount the run) at any moment.
             region::note_quarantined();
@@ -366,6 +581,23 @@ impl CaptureThread {
         region.release_runs(empty, RETAIN_BYTES.load(Ordering::Relaxed));
         if self.recording.replace(false) && escaped {
             escapes::report_first(self.capture_key());
+        }
+    }
+}
+
+/// Gives back the pages of a held run with live allocations that hold none
+/// of them: a bump chunk's dead pages, or the pages of a large allocation's
+/// run past its end.
+fn give_back_dead_pages(region: &Region, run: u32) {
+    let record = region.record(run);
+    if record.bump.load(Ordering::Relaxed) {
+        record.pages.dead_pages(|first, after| {
+            region.give_back_range(run, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
+        });
+    } else {
+        let (live_bytes, bytes) = (record.live_bytes.load(Ordering::Relaxed), record.bytes());
+        if live_bytes < bytes {
+            region.give_back_range(run, live_bytes, bytes - live_bytes);
         }
     }
 }
@@ -416,11 +648,19 @@ fn set_retain_bytes(bytes: usize) {
 
 /// Opens a capture on this thread until the returned guard is dropped.
 pub(crate) fn enter() -> ExitOnDrop {
-    // Reserved before the capture starts: nothing of the reservation's own
-    // bookkeeping is ever captured.
-    let _ = Region::get_or_reserve();
     THREAD.with(CaptureThread::enter);
     ExitOnDrop(std::marker::PhantomData)
+}
+
+/// Reserves the region: on the first request a capture makes of
+/// [`GlobalArena`](super::GlobalArena), so that a program without it
+/// reserves nothing. With the thread marked busy, whatever the reservation
+/// allocates goes to the inner allocator (and never back here).
+#[cold]
+#[inline(never)]
+fn reserve() -> Option<&'static Region> {
+    let _busy = BusyGuard::raise();
+    Region::get_or_reserve()
 }
 
 /// Ends the capture it was made for, also on unwind. `!Send`: a capture
@@ -433,11 +673,7 @@ impl Drop for ExitOnDrop {
     }
 }
 
-/// This thread's counters.
+/// This thread's counters, and the process's.
 pub(crate) fn stats() -> CaptureStats {
-    THREAD.with(|thread| CaptureStats {
-        captured_allocations: thread.captured_allocations.get(),
-        captured_bytes: thread.captured_bytes.get(),
-        ..thread.stats.get()
-    })
+    CaptureStats { process: stats::process(), ..THREAD.with(CaptureThread::counts) }
 }

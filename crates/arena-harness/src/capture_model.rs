@@ -20,6 +20,12 @@
 //! - When an outermost capture ends, its escapes (`escaped_allocations`,
 //!   `escaped_bytes`) are exactly the allocations it made that are still
 //!   live, and their sizes.
+//! - After every step outside a capture, the capture region's resident
+//!   bytes (its mapping's `Rss` in `/proc/self/smaps`, less what a merged
+//!   neighbour may hold) are at most the pages
+//!   the live captured items span, plus the retention budget: escapes hold
+//!   their own pages only, and idle memory is bounded. Runs hold a process-wide lock for this, since the
+//!   region is shared.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::NonNull;
@@ -29,8 +35,14 @@ use arena::{CaptureStats, GlobalArena, capture, capture_stats, trim_capture};
 use super::Violation;
 use super::pattern::{MAX_ITEM_BYTES, all_zero, noise, offset_for};
 
+/// The retention budget of the allocator the model drives: small, so that
+/// the held-bytes bound is tight.
+const RETAIN_BYTES: usize = 2 << 20;
 /// The allocator the model drives.
-static ARENA: GlobalArena = GlobalArena::new();
+static ARENA: GlobalArena = GlobalArena::new().with_retain_bytes(RETAIN_BYTES);
+/// Held by each run: the region's resident bytes are checked against this
+/// run's items alone.
+static RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The deepest nesting of captures a run opens; deeper `Enter`s are skipped.
 pub const MAX_CAPTURE_DEPTH: usize = 4;
@@ -158,6 +170,7 @@ pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
 /// the run must report a [`Violation`] if an item is live then.
 #[doc(hidden)]
 pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> Result<CaptureSummary, Violation> {
+    let _run = RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut model = Model { corrupt_at, ..Model::default() };
     let mut ops = ops.iter().copied();
     let result = model.run_level(&mut ops);
@@ -187,6 +200,9 @@ struct Item {
     layout: Layout,
     off: usize,
     origin: Origin,
+    /// The most bytes it has had at `ptr` (a shrink in place may leave the
+    /// pages past its new end resident).
+    extent: usize,
 }
 
 impl Item {
@@ -206,6 +222,34 @@ impl Item {
     fn holds_pattern(&self, len: usize) -> bool {
         self.bytes()[..len] == noise()[self.off..self.off + len]
     }
+}
+
+/// The unit the held-bytes bound counts in.
+const PAGE_BYTES: usize = 4096;
+
+/// The resident bytes of this process's mapping of at least `len` bytes
+/// (the capture region: no other mapping is as large), and how much longer
+/// than `len` it is (the kernel may merge a neighbouring mapping of the same
+/// flags into it, such as a `malloc` heap), from `/proc/self/smaps`.
+fn mapping_rss_bytes(len: usize) -> Option<(usize, usize)> {
+    if len == 0 {
+        return None;
+    }
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut in_region = None;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ')
+            && let Some((start, end)) = range.split_once('-')
+            && let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
+        {
+            in_region = (end - start).checked_sub(len);
+        } else if let Some(extra) = in_region
+            && let Some(kib) = line.strip_prefix("Rss:")
+        {
+            return kib.trim().trim_end_matches("kB").trim().parse::<usize>().ok().map(|kib| (kib << 10, extra));
+        }
+    }
+    None
 }
 
 /// A pointer moved to another thread for one operation.
@@ -312,7 +356,7 @@ impl Model {
     fn new_item(&mut self, ptr: *mut u8, layout: Layout, origin: Origin) -> Result<Item, Violation> {
         let ptr = NonNull::new(ptr).ok_or_else(|| self.violation(format!("allocation of {layout:?} failed")))?;
         self.next_id += 1;
-        Ok(Item { ptr, layout, off: offset_for(self.next_id), origin })
+        Ok(Item { ptr, layout, off: offset_for(self.next_id), origin, extent: layout.size() })
     }
 
     fn alloc(&mut self, bytes: u32, align_log2: u8, zeroed: bool) -> Result<(), Violation> {
@@ -363,6 +407,7 @@ impl Model {
         let origin = if moved && old_origin != Origin::Inner { self.expected_origin(new_layout) } else { old_origin };
         self.summary.moved += usize::from(moved);
         let item = &mut self.items[index];
+        item.extent = if moved { new_size } else { item.extent.max(new_size) };
         (item.ptr, item.layout, item.origin) = (ptr, new_layout, origin);
         if !item.holds_pattern(old_layout.size().min(new_size)) {
             return Err(self.violation(format!("realloc of {old_layout:?} to {new_size} lost the contents")));
@@ -456,6 +501,34 @@ impl Model {
         spans.sort_unstable();
         if let Some(pair) = spans.windows(2).find(|pair| pair[0].1 > pair[1].0) {
             return Err(self.violation(format!("live blocks overlap: {:#x?} and {:#x?}", pair[0], pair[1])));
+        }
+        if self.depth == 0 {
+            self.check_held_bytes()?;
+        }
+        Ok(())
+    }
+
+    /// Outside a capture: the region holds resident at most the pages of
+    /// the live captured items, plus the retention budget.
+    fn check_held_bytes(&self) -> Result<(), Violation> {
+        let stats = capture_stats();
+        let Some((resident, merged)) = mapping_rss_bytes(stats.reserved_bytes) else { return Ok(()) };
+        let live_pages: usize = self
+            .items
+            .iter()
+            .filter(|item| item.origin != Origin::Inner)
+            .map(|item| {
+                let start = item.ptr.as_ptr().addr();
+                (start + item.extent).div_ceil(PAGE_BYTES) - start / PAGE_BYTES
+            })
+            .sum();
+        // A merged neighbour's pages are at most its length.
+        let bound = live_pages * PAGE_BYTES + RETAIN_BYTES + merged;
+        if resident > bound {
+            return Err(self.violation(format!(
+                "the capture region holds {resident} bytes resident; live items span {live_pages} pages, \
+                 the budget is {RETAIN_BYTES}, merged mappings {merged}: {stats:?}"
+            )));
         }
         Ok(())
     }

@@ -1,0 +1,107 @@
+//! The escape report records allocations made inside std's backtrace
+//! machinery (which holds std's process-wide backtrace lock while it
+//! allocates) and returns: a `Backtrace` captured and formatted inside a
+//! capture, a caught panic under `RUST_BACKTRACE=1`, and a report read on one
+//! thread while others record. A deadlock would hang, so each case runs in a
+//! child process (this binary, started again) that is killed after a
+//! timeout.
+
+use std::backtrace::Backtrace;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use arena::{GlobalArena, capture};
+
+#[global_allocator]
+static GLOBAL: GlobalArena = GlobalArena::new();
+
+const CASE: &str = "ARENA_ESCAPE_REPORT_CASE";
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+#[inline(never)]
+fn escaping_string() -> String {
+    std::hint::black_box(String::from("escapes"))
+}
+
+fn backtrace_formatted_inside_a_capture() {
+    arena::debug_capture_escapes(true);
+    let text = capture(|| {
+        let kept = escaping_string();
+        (Backtrace::force_capture().to_string(), kept)
+    });
+    arena::debug_capture_escapes(false);
+    assert!(!text.0.is_empty());
+    let report = arena::first_capture_escape().expect("the string escaped");
+    assert!(report.backtrace.contains("escaping_string"), "{}", report.backtrace);
+}
+
+fn panic_caught_inside_a_capture_with_backtraces_on() {
+    assert_eq!(std::env::var("RUST_BACKTRACE").as_deref(), Ok("1"));
+    arena::debug_capture_escapes(true);
+    // The default hook prints the message and a backtrace from inside
+    // std's backtrace lock, allocating as it goes.
+    let caught = capture(|| std::panic::catch_unwind(|| panic!("inside a capture: {}", escaping_string())));
+    arena::debug_capture_escapes(false);
+    assert!(caught.is_err());
+}
+
+fn report_read_while_other_threads_record() {
+    arena::debug_capture_escapes(true);
+    let kept = capture(escaping_string);
+    let recorders: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..200 {
+                    let kept = capture(|| (escaping_string(), Backtrace::force_capture().to_string()));
+                    drop(kept);
+                }
+            })
+        })
+        .collect();
+    for _ in 0..20 {
+        let report = arena::first_capture_escape().expect("the first string escaped");
+        assert!(report.backtrace.contains("escaping_string"), "{}", report.backtrace);
+    }
+    for recorder in recorders {
+        recorder.join().unwrap();
+    }
+    arena::debug_capture_escapes(false);
+    drop(kept);
+}
+
+fn run_case(case: &str) {
+    match case {
+        "backtrace" => backtrace_formatted_inside_a_capture(),
+        "panic" => panic_caught_inside_a_capture_with_backtraces_on(),
+        "threads" => report_read_while_other_threads_record(),
+        _ => panic!("unknown case {case}"),
+    }
+}
+
+#[test]
+fn the_escape_report_returns_inside_std_backtrace_code() {
+    if let Ok(case) = std::env::var(CASE) {
+        return run_case(&case);
+    }
+    for case in ["backtrace", "panic", "threads"] {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "the_escape_report_returns_inside_std_backtrace_code", "--nocapture"])
+            .env(CASE, case)
+            .env("RUST_BACKTRACE", "1")
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > TIMEOUT {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("case {case}: no return within {TIMEOUT:?} (deadlock)");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "case {case}: {status}");
+    }
+}
