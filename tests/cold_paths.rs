@@ -224,3 +224,27 @@ fn the_debug_mode_is_read_without_waiting_under_a_reentering_global_allocator() 
         in_child(name, &[("ARENA_DEBUG", value)], first_debug_mode_read_under_reentry);
     }
 }
+
+// ---- the pool's budget under concurrent trims ---------------------------
+
+#[test]
+fn a_budget_configured_while_another_thread_trims_the_pool_is_kept() {
+    in_child("a_budget_configured_while_another_thread_trims_the_pool_is_kept", &[], || {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|threads| {
+            threads.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    arena::trim_pool();
+                }
+            });
+            let read_back = (0..50_000).find_map(|round| {
+                let budget = (64 + round % 7) << 20;
+                arena::configure_pool(budget);
+                let read = arena::global_stats().pool_budget_bytes;
+                (read != budget).then_some((round, budget, read))
+            });
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(read_back, None, "(round, budget configured, budget read back)");
+        });
+    });
+}
