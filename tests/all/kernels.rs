@@ -948,3 +948,46 @@ fn a_panicking_element_function_frees_the_output_block() {
         assert_eq!(arena::stats().bytes_in_use, before);
     });
 }
+
+/// A value that counts its creations and drops in the counters it points to.
+struct Counted<'c> {
+    drops: &'c std::sync::atomic::AtomicUsize,
+}
+
+impl<'c> Counted<'c> {
+    fn new(made: &std::sync::atomic::AtomicUsize, drops: &'c std::sync::atomic::AtomicUsize) -> Counted<'c> {
+        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted { drops }
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_panicking_kernel_closure_drops_every_value_it_produced() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Sequential (one failing element), and parallel (failures in some chunks only).
+    let cases: [(usize, fn(usize) -> bool); 3] =
+        [(100, |i| i == 50), (1000, |i| i == 999), (PARALLEL_THRESHOLD + 4000, |i| i % 300_000 == 299_999)];
+    for (len, fails) in cases {
+        let x: std::vec::Vec<usize> = (0..len).collect();
+        let (made, drops) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let f =
+            |i: usize| if fails(i) { std::panic::panic_any("failing element") } else { Counted::new(&made, &drops) };
+        arena::scope(|s| {
+            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernels::map_in(&x, f, s)));
+            assert!(mapped.is_err());
+            let zipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                kernels::zip_map_in(&x, &x, |i, _| f(i), Global)
+            }));
+            assert!(zipped.is_err());
+        });
+        let (made, drops) = (made.load(Ordering::Relaxed), drops.load(Ordering::Relaxed));
+        assert!(made > 0, "len {len}");
+        assert_eq!(drops, made, "len {len}: values produced and dropped");
+    }
+}
