@@ -971,7 +971,9 @@ impl Drop for Counted<'_> {
 fn a_panicking_kernel_closure_drops_every_value_it_produced() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     // Sequential (one failing element), and parallel (failures in some chunks only).
-    let cases: [(usize, fn(usize) -> bool); 3] =
+    /// An input length, and the elements whose closure call panics.
+    type Case = (usize, fn(usize) -> bool);
+    let cases: [Case; 3] =
         [(100, |i| i == 50), (1000, |i| i == 999), (PARALLEL_THRESHOLD + 4000, |i| i % 300_000 == 299_999)];
     for (len, fails) in cases {
         let x: std::vec::Vec<usize> = (0..len).collect();
