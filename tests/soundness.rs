@@ -378,6 +378,7 @@ fn zero_size_requests_get_a_dangling_pointer_at_every_alignment() {
     }
 }
 
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
 #[test]
 fn a_zero_size_deallocate_at_a_live_large_blocks_address_releases_nothing() {
     arena::scope(|s| {
@@ -395,6 +396,7 @@ fn a_zero_size_deallocate_at_a_live_large_blocks_address_releases_nothing() {
     });
 }
 
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
 #[test]
 fn a_large_vector_shrunk_to_nothing_is_released_at_once() {
     arena::scope(|s| {
