@@ -5,7 +5,7 @@
 //! `poison` fills released memory with a pattern, so that a use after release
 //! reads garbage loudly instead of the old values.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// The byte written over released memory in [`DebugMode::Poison`].
 pub const POISON_BYTE: u8 = 0xA5;
@@ -30,6 +30,12 @@ impl DebugMode {
     /// The mode `ARENA_DEBUG` asks for, read once per process. An unknown
     /// value is reported on stderr once and treated as `Off`.
     ///
+    /// Reading it allocates nothing and holds no lock or one-time
+    /// initialisation: a `#[global_allocator]` that opens scopes may run
+    /// inside any arena operation, this first read included, and must find
+    /// nothing to wait for. Threads that read it first at the same time each
+    /// compute the same answer.
+    ///
     /// ```
     /// use arena::DebugMode;
     /// let expected = match std::env::var("ARENA_DEBUG").as_deref() {
@@ -40,19 +46,61 @@ impl DebugMode {
     /// assert_eq!(DebugMode::from_env(), expected);
     /// ```
     pub fn from_env() -> DebugMode {
-        static MODE: OnceLock<DebugMode> = OnceLock::new();
-        *MODE.get_or_init(|| match std::env::var("ARENA_DEBUG").as_deref() {
-            Ok("bypass") => DebugMode::Bypass,
-            Ok("poison") => DebugMode::Poison,
-            Ok("") | Err(std::env::VarError::NotPresent) => DebugMode::Off,
-            Ok(other) => {
-                eprintln!("arena: ignoring ARENA_DEBUG={other:?} (expected \"bypass\" or \"poison\")");
-                DebugMode::Off
+        /// The mode once read: `UNREAD`, or a `DebugMode` as `u8` plus one.
+        static MODE: AtomicU8 = AtomicU8::new(UNREAD);
+        const UNREAD: u8 = 0;
+        const MODES: [DebugMode; 3] = [DebugMode::Off, DebugMode::Bypass, DebugMode::Poison];
+        match MODE.load(Ordering::Relaxed) {
+            UNREAD => {
+                let mode = read_env();
+                MODE.store(mode as u8 + 1, Ordering::Relaxed);
+                mode
             }
-            Err(std::env::VarError::NotUnicode(_)) => {
-                eprintln!("arena: ignoring ARENA_DEBUG (not UTF-8)");
-                DebugMode::Off
-            }
-        })
+            read => MODES[usize::from(read - 1)],
+        }
     }
+}
+
+/// Parses `ARENA_DEBUG` without allocating (see [`DebugMode::from_env`]).
+fn read_env() -> DebugMode {
+    env_value(|value| match value {
+        None | Some(b"") => DebugMode::Off,
+        Some(b"bypass") => DebugMode::Bypass,
+        Some(b"poison") => DebugMode::Poison,
+        Some(other) => {
+            static REPORTED: AtomicBool = AtomicBool::new(false);
+            if !REPORTED.swap(true, Ordering::Relaxed) {
+                match std::str::from_utf8(other) {
+                    Ok(text) => eprintln!("arena: ignoring ARENA_DEBUG={text:?} (expected \"bypass\" or \"poison\")"),
+                    Err(_) => eprintln!("arena: ignoring ARENA_DEBUG (not UTF-8)"),
+                }
+            }
+            DebugMode::Off
+        }
+    })
+}
+
+/// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set, read in place.
+#[cfg(unix)]
+fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    // SAFETY: the name is a NUL-terminated string. `getenv` returns null or
+    // a NUL-terminated string owned by the environment, read here before
+    // anything else runs; the environment changes only through
+    // `std::env::set_var`, whose contract excludes other threads reading it.
+    let value = unsafe { libc::getenv(c"ARENA_DEBUG".as_ptr()) };
+    if value.is_null() {
+        return f(None);
+    }
+    // SAFETY: `value` is a non-null NUL-terminated string (above).
+    f(Some(unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes()))
+}
+
+/// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set. Elsewhere than
+/// on Unix the read allocates; it runs with the thread marked busy, so that
+/// a re-entering global allocator's scopes take a temporary arena.
+#[cfg(not(unix))]
+fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    let _busy = crate::sync::BusyGuard::raise();
+    let value = std::env::var_os("ARENA_DEBUG");
+    f(value.as_ref().map(|value| value.as_encoded_bytes()))
 }

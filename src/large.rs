@@ -213,23 +213,33 @@ impl LargeBlockCache {
         }
     }
 
-    fn class_index(&mut self, class_bytes: usize) -> usize {
+    /// The index of the class `class_bytes`, made if need be; `None` if the
+    /// system allocator refuses the room for it.
+    fn class_index(&mut self, class_bytes: usize) -> Option<usize> {
         match self.classes.iter().position(|c| c.class_bytes == class_bytes) {
-            Some(index) => index,
+            Some(index) => Some(index),
             None => {
+                self.classes.try_reserve(1).ok()?;
                 self.classes.push(ClassCache { class_bytes, warm: Vec::new(), cold: Vec::new() });
-                self.classes.len() - 1
+                Some(self.classes.len() - 1)
             }
         }
     }
 
     /// Keeps `block` for reuse, resident; if that exceeds `retain_bytes`, the
     /// blocks released longest ago (possibly `block` itself, if it alone
-    /// exceeds the budget) are advised away or unmapped as `mode` says.
+    /// exceeds the budget) are advised away or unmapped as `mode` says. The
+    /// cache's lists never abort the process: a block they have no room for
+    /// is unmapped.
     pub(crate) fn put(&mut self, block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut Counters) {
         let len = block.len();
-        let index = self.class_index(len);
-        if len > retain_bytes {
+        let Some(index) = self.class_index(len) else {
+            os.bytes_returned += len as u64;
+            os.munmaps += 1;
+            drop(block);
+            return;
+        };
+        if len > retain_bytes || self.classes[index].warm.try_reserve(1).is_err() {
             self.give_back(index, block, mode, os);
             return;
         }
@@ -260,7 +270,7 @@ impl LargeBlockCache {
         let len = block.len();
         os.bytes_returned += len as u64;
         let class = &mut self.classes[index];
-        if mode != ReturnMode::Unmap && class.cold.len() < COLD_BLOCKS_PER_CLASS {
+        if mode != ReturnMode::Unmap && class.cold.len() < COLD_BLOCKS_PER_CLASS && class.cold.try_reserve(1).is_ok() {
             os.madvise_calls += 1;
             if block.advise_away(mode).is_ok() {
                 self.cold_bytes += len;

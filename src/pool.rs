@@ -139,9 +139,24 @@ impl SlabPool {
     }
 
     /// Sets the budget and frees what exceeds it; returns the memory freed.
+    /// One critical section: a concurrent [`trim`](SlabPool::trim) or
+    /// `set_budget` runs wholly before or after it.
     pub fn set_budget(&self, budget_bytes: usize) -> Released {
-        self.budget_bytes.store(budget_bytes, Ordering::Relaxed);
         let mut held = self.held();
+        self.budget_bytes.store(budget_bytes, Ordering::Relaxed);
+        Self::release_above(&mut held, budget_bytes, &self.nonempty)
+    }
+
+    /// Frees everything held, keeping the budget; returns the memory freed.
+    /// One critical section that never writes the budget, so a concurrent
+    /// [`set_budget`](SlabPool::set_budget) is never undone.
+    pub fn trim(&self) -> Released {
+        let mut held = self.held();
+        Self::release_above(&mut held, 0, &self.nonempty)
+    }
+
+    /// Frees held memory until at most `budget_bytes` remain (under the lock).
+    fn release_above(held: &mut PoolContents, budget_bytes: usize, nonempty: &AtomicBool) -> Released {
         let mut released = Released::default();
         while held.bytes > budget_bytes {
             if let Some(block) = held.blocks.pop() {
@@ -154,7 +169,7 @@ impl SlabPool {
                 break;
             }
         }
-        self.nonempty.store(held.bytes != 0, Ordering::Relaxed);
+        nonempty.store(held.bytes != 0, Ordering::Relaxed);
         released
     }
 
@@ -288,9 +303,13 @@ pub fn configure_pool(budget_bytes: usize) {
     }
     let _busy = crate::sync::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
-        let released = pool.set_budget(budget_bytes);
-        counters.add(&Counters { system_deallocations: released.slabs, munmaps: released.blocks, ..Counters::ZERO });
+        count_released(counters, pool.set_budget(budget_bytes));
     }
+}
+
+/// Adds what a pool operation gave back to the OS to the process-wide counters.
+fn count_released(counters: &GlobalCounters, released: Released) {
+    counters.add(&Counters { system_deallocations: released.slabs, munmaps: released.blocks, ..Counters::ZERO });
 }
 
 /// Returns everything the process-wide pool holds to the OS now, keeping its
@@ -305,9 +324,8 @@ pub fn trim_pool() {
     if crate::sync::thread_is_busy() {
         return;
     }
-    if let Some((pool, _)) = global() {
-        let budget = pool.snapshot().budget_bytes;
-        configure_pool(0);
-        configure_pool(budget);
+    let _busy = crate::sync::BusyGuard::raise();
+    if let Some((pool, counters)) = global() {
+        count_released(counters, pool.trim());
     }
 }

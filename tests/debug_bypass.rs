@@ -1,14 +1,22 @@
 //! `ARENA_DEBUG=bypass`: every small scoped allocation is its own system
 //! allocation (so valgrind and AddressSanitizer see its bounds), freed when its
-//! scope exits. Its own test binary: the mode is read once per process.
+//! scope exits or when a real allocator would free it. Its own test binary,
+//! with one test: the mode is read once per process.
+
+use std::alloc::Layout;
 
 use allocator_api2::alloc::Allocator;
 
 #[test]
-fn bypass_mode_gives_each_allocation_its_own_system_block() {
+fn bypass_mode() {
     // SAFETY: set before any other thread of this process reads the environment.
     unsafe { std::env::set_var("ARENA_DEBUG", "bypass") };
     assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Bypass);
+    each_allocation_is_its_own_system_block();
+    a_block_is_freed_when_a_real_allocator_would_free_it();
+}
+
+fn each_allocation_is_its_own_system_block() {
     let before = arena::stats();
     arena::scope(|s| {
         let a = s.filled(10, 1_u64);
@@ -40,4 +48,33 @@ fn bypass_mode_gives_each_allocation_its_own_system_block() {
         after.system_deallocations - before.system_deallocations,
         "every bypass block is freed at its scope's exit"
     );
+}
+
+fn a_block_is_freed_when_a_real_allocator_would_free_it() {
+    arena::scope(|s| {
+        let _older = s.filled(10, 1_u64);
+        let start = arena::stats();
+        let freed = || arena::stats().system_deallocations - start.system_deallocations;
+        let in_use = || arena::stats().bytes_in_use - start.bytes_in_use;
+        let (small, large, smaller) =
+            (Layout::new::<[u64; 8]>(), Layout::new::<[u64; 64]>(), Layout::new::<[u64; 2]>());
+        let block = s.allocate(small).unwrap().cast::<u8>();
+        // SAFETY: `block` came from `s` with `small` and is not used again.
+        unsafe { s.deallocate(block, small) };
+        assert_eq!((freed(), in_use()), (1, 0), "deallocate");
+        let block = s.allocate(small).unwrap().cast::<u8>();
+        // SAFETY: as above; each call's result replaces the block it was given.
+        let grown = unsafe { s.grow(block, small, large) }.unwrap().cast::<u8>();
+        assert_eq!((freed(), in_use()), (2, 512), "grow moves the block");
+        // SAFETY: as above.
+        let shrunk = unsafe { s.shrink(grown, large, smaller) }.unwrap().cast::<u8>();
+        assert_eq!((freed(), in_use()), (3, 16), "shrink moves the block to one of its new size");
+        // SAFETY: as above.
+        unsafe { s.shrink(shrunk, smaller, Layout::new::<()>()) }.unwrap();
+        assert_eq!((freed(), in_use()), (4, 0), "shrink to nothing");
+        let mut v = allocator_api2::vec::Vec::new_in(s);
+        v.extend(0..10_000_u32);
+        drop(v);
+        assert_eq!(in_use(), 0, "a grown and dropped vector leaves no block behind");
+    });
 }

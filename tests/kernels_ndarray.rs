@@ -154,3 +154,37 @@ fn elementwise_kernels_refuse_different_shapes() {
         kernels::ndarray::add(s, &Array2::<f64>::zeros((2, 3)), &Array2::zeros((3, 2)));
     });
 }
+
+#[test]
+fn a_panicking_map_closure_drops_every_value_it_produced() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Only this test makes and drops these values.
+    static MADE: AtomicUsize = AtomicUsize::new(0);
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    // Sequential, and parallel (past `PARALLEL_THRESHOLD` elements).
+    for (rows, fails_at) in [(10, 55.0), (1100, 1_000_000.0)] {
+        let x = Array2::from_shape_fn((rows, 1000), |(r, c)| (r * 1000 + c) as f64);
+        let made_before = MADE.load(Ordering::Relaxed);
+        arena::scope(|s| {
+            let mapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                arena::kernels::ndarray::map(s, &x.t(), |v: f64| {
+                    if v == fails_at {
+                        std::panic::panic_any("failing element");
+                    }
+                    MADE.fetch_add(1, Ordering::Relaxed);
+                    Counted
+                })
+                .len()
+            }));
+            assert!(mapped.is_err());
+        });
+        assert!(MADE.load(Ordering::Relaxed) > made_before);
+        assert_eq!(DROPS.load(Ordering::Relaxed), MADE.load(Ordering::Relaxed), "{rows} rows");
+    }
+}

@@ -63,6 +63,24 @@ struct Block {
 }
 
 #[test]
+fn a_trim_never_undoes_a_concurrent_budget_change() {
+    loom::model(|| {
+        let pool = Arc::new(SlabPool::new(2 * PAGE));
+        assert!(pool.give_slab(Slab::allocate(PAGE).unwrap()).is_none());
+        let trimmer = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.trim())
+        };
+        pool.set_budget(3 * PAGE);
+        let trimmed = trimmer.join().unwrap();
+        let held = pool.snapshot();
+        assert_eq!(held.budget_bytes, 3 * PAGE, "the configured budget is kept");
+        assert_eq!((held.bytes, held.slabs), (0, 0));
+        assert_eq!(trimmed.slabs, 1);
+    });
+}
+
+#[test]
 fn block_dropped_on_a_foreign_thread_is_reused_only_after_the_drop() {
     loom::model(|| {
         let block = Arc::new(Block { bytes: UnsafeCell::new(7), released: ReleaseFlag::new() });

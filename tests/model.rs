@@ -8,7 +8,9 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use arena_harness as harness;
-use arena_harness::{Elem, Focus, Header, LargeThreshold, Make, Op, Options, PanicSite, RunSummary, ScopeKind};
+use arena_harness::{
+    Elem, Focus, Header, LargeThreshold, LimitSetting, Make, Op, Options, PanicSite, RunSummary, ScopeKind,
+};
 use proptest::prelude::*;
 
 /// The system allocator, except that on a thread that turned [`PACKING`] on,
@@ -432,4 +434,82 @@ fn many_early_releases_in_one_scope_keep_the_records_bounded() {
     let summary = run_ok(header, &ops);
     assert_eq!(summary.early_drops, 150);
     assert!(summary.large_allocations >= 150, "{summary:?}");
+}
+
+#[test]
+fn zero_size_raw_blocks_are_the_dangling_pointer_on_every_path() {
+    let summary = run_ok(
+        Header::default(),
+        &[
+            OPEN_THREAD,
+            Op::RawAlloc { bytes: 100, align_log2: 3, zeroed: false, up: 0 },
+            Op::RawAlloc { bytes: 0, align_log2: 3, zeroed: false, up: 0 },
+            Op::RawAlloc { bytes: 0, align_log2: 12, zeroed: true, up: 0 },
+            // The top block shrunk to nothing, then grown from nothing.
+            Op::RawShrink { item: 0, keep: 0, align_log2: 0, up: 0 },
+            Op::RawGrow { item: 0, add: 64, align_log2: 4, zeroed: true, up: 0 },
+            OPEN_CHILD,
+            Op::RawAlloc { bytes: 0, align_log2: 6, zeroed: false, up: 1 },
+            Op::RawDealloc { item: 1, up: 1 },
+            Op::Close,
+            Op::Close,
+        ],
+    );
+    assert_eq!(summary.skipped, 0, "{summary:?}");
+}
+
+#[test]
+fn a_large_raw_block_shrunk_to_nothing_or_deallocated_is_released_at_once() {
+    let header = Header { large_threshold: LargeThreshold::Small, use_pool: true, large_slabs: false };
+    let summary = run_ok(
+        header,
+        &[
+            OPEN_THREAD,
+            Op::RawAlloc { bytes: 40_000, align_log2: 3, zeroed: false, up: 0 },
+            Op::RawShrink { item: 0, keep: 0, align_log2: 3, up: 0 },
+            Op::RawAlloc { bytes: 50_000, align_log2: 12, zeroed: true, up: 0 },
+            OPEN_CHILD,
+            Op::RawShrink { item: 1, keep: 3, align_log2: 0, up: 1 },
+            Op::RawGrow { item: 0, add: 45_000, align_log2: 0, zeroed: false, up: 1 },
+            Op::RawDealloc { item: 0, up: 1 },
+            Op::Close,
+            Op::Close,
+        ],
+    );
+    assert!(summary.large_allocations >= 2, "{summary:?}");
+}
+
+#[test]
+fn limits_changed_between_operations_refuse_requests_and_keep_the_invariants() {
+    let limit = |setting| Op::Limit { setting };
+    let summary = run_ok(
+        Header::default(),
+        &[
+            OPEN_THREAD,
+            array(Elem::U64, 40_000, 0),
+            limit(LimitSetting::BelowUse),
+            array(Elem::U8, 100, 0),
+            Op::RawAlloc { bytes: 10, align_log2: 0, zeroed: false, up: 0 },
+            Op::RawAlloc { bytes: 0, align_log2: 5, zeroed: false, up: 0 },
+            OPEN_CHILD,
+            array(Elem::U8, 1000, 1),
+            limit(LimitSetting::AboveUse),
+            array(Elem::U8, 1000, 0),
+            Op::VecNew { up: 0 },
+            Op::VecPush { item: 0, count: 200, up: 0 },
+            limit(LimitSetting::AtUse),
+            Op::VecPush { item: 0, count: 200, up: 0 },
+            Op::Panic { levels: 0, site: PanicSite::BetweenOps },
+            limit(LimitSetting::BelowUse),
+            Op::Trim,
+            OPEN_CHILD,
+            Op::Panic { levels: 0, site: PanicSite::InFromFn },
+            Op::Close,
+            limit(LimitSetting::Lifted),
+            array(Elem::U8, 1000, 0),
+            Op::Close,
+            limit(LimitSetting::AtUse),
+        ],
+    );
+    assert!(summary.skipped >= 3, "{summary:?}");
 }

@@ -334,3 +334,81 @@ fn a_panicking_iterator_drops_exactly_the_items_already_written() {
     }
     assert_eq!(arena::stats().bytes_in_use, 0);
 }
+
+// ---- zero-size requests: a dangling pointer, never a block -------------
+
+/// The address every zero-size request with alignment `align` gets.
+fn dangling_addr(align: usize) -> usize {
+    align
+}
+
+#[test]
+fn zero_size_requests_get_a_dangling_pointer_at_every_alignment() {
+    arena::scope(|s| {
+        let _filler = s.filled(100, 1_u8); // the bump pointer is inside a slab
+        for align in (0..=12).map(|shift| 1_usize << shift) {
+            let zero = Layout::from_size_align(0, align).unwrap();
+            let allocated = s.allocate(zero).unwrap();
+            assert_eq!(allocated.cast::<u8>().as_ptr().addr(), dangling_addr(align), "allocate, align {align}");
+            let zeroed = s.allocate_zeroed(zero).unwrap();
+            assert_eq!(zeroed.cast::<u8>().as_ptr().addr(), dangling_addr(align), "allocate_zeroed, align {align}");
+            let block = s.allocate(Layout::from_size_align(64, align).unwrap()).unwrap().cast::<u8>();
+            // SAFETY: `block` came from `s` with this layout and is not used again.
+            let shrunk = unsafe { s.shrink(block, Layout::from_size_align(64, align).unwrap(), zero) }.unwrap();
+            assert_eq!(shrunk.cast::<u8>().as_ptr().addr(), dangling_addr(align), "shrink to 0, align {align}");
+            let grown_layout = Layout::from_size_align(16, align).unwrap();
+            // SAFETY: `shrunk` is a zero-size block of `s` with layout `zero`.
+            let grown = unsafe { s.grow(shrunk.cast(), zero, grown_layout) }.unwrap().cast::<u8>();
+            assert_ne!(grown.as_ptr().addr(), dangling_addr(align), "grow from 0 is a fresh block, align {align}");
+            assert_eq!(grown.as_ptr().addr() % align, 0);
+            // SAFETY: both are blocks of `s` with these layouts, not used again.
+            unsafe {
+                s.deallocate(grown, grown_layout);
+                s.deallocate(allocated.cast(), zero);
+                s.deallocate(zeroed.cast(), zero);
+            }
+        }
+        assert_eq!(arena::check_invariants(), Ok(()));
+    });
+    let mut owned = arena::Arena::new();
+    owned.alloc(Layout::new::<[u8; 100]>()).unwrap();
+    for align in (0..=12).map(|shift| 1_usize << shift) {
+        let ptr = owned.alloc(Layout::from_size_align(0, align).unwrap()).unwrap();
+        assert_eq!(ptr.as_ptr().addr(), dangling_addr(align), "Arena::alloc, align {align}");
+    }
+}
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn a_zero_size_deallocate_at_a_live_large_blocks_address_releases_nothing() {
+    arena::scope(|s| {
+        let mut big = allocator_api2::vec::Vec::<u8, _>::with_capacity_in(4 * MIB, s);
+        big.resize(4 * MIB, 0x11);
+        // A zero-size block may carry the address a live block starts at
+        // (the end of a full slab, where a mapping begins); releasing it
+        // must not release that block.
+        // SAFETY: a zero-size block holds no memory: its release frees nothing.
+        unsafe { s.deallocate(std::ptr::NonNull::new(big.as_mut_ptr()).unwrap(), Layout::new::<()>()) };
+        let mut next = allocator_api2::vec::Vec::<u8, _>::with_capacity_in(4 * MIB, s);
+        next.resize(4 * MIB, 0x22);
+        assert!(big.iter().all(|&byte| byte == 0x11), "the live block was handed out again");
+        assert_ne!(big.as_ptr(), next.as_ptr());
+    });
+}
+
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+#[test]
+fn a_large_vector_shrunk_to_nothing_is_released_at_once() {
+    arena::scope(|s| {
+        let mut held = Vec::new();
+        for _ in 0..20 {
+            let mut v = allocator_api2::vec::Vec::<u8, _>::with_capacity_in(4 * MIB, s);
+            v.resize(4 * MIB, 7);
+            v.clear();
+            v.shrink_to_fit();
+            assert_eq!(v.capacity(), 0);
+            held.push(arena::stats().bytes_in_use);
+        }
+        assert!(held.iter().all(|&bytes| bytes < 4 * MIB), "bytes in use per round: {held:?}");
+    });
+}

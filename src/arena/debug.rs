@@ -1,6 +1,8 @@
 //! Bypass mode ([`DebugMode::Bypass`](crate::DebugMode::Bypass)): each small
 //! allocation is its own system allocation, owned by its scope and freed when
-//! the scope exits, so that memory checkers see every bound.
+//! the scope exits or when it is deallocated, moved by a resize or shrunk to
+//! nothing, as a real allocator would free it, so that memory checkers see
+//! every bound and every use after a release.
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
@@ -10,32 +12,43 @@ use allocator_api2::alloc::AllocError;
 /// One allocation made in bypass mode.
 ///
 /// Invariant: `ptr` came from `alloc::alloc(layout)`, is freed exactly once
-/// (when its scope exits or the arena drops), and `layout.size() > 0`.
+/// (when it is released, its scope exits or the arena drops), and
+/// `layout.size() > 0`.
 struct BypassBlock {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// Blocks made before this one: orders the blocks for checkpoints, which
+    /// compare serial numbers, not positions (blocks leave from the middle).
+    serial: u64,
     /// Depth of the scope that owns it.
     depth: u32,
 }
 
-/// The bypass-mode allocations of one arena, in allocation order (blocks are
-/// never removed from the middle, so a checkpoint can record a length).
+/// The bypass-mode allocations of one arena, in no particular order.
 ///
-/// Invariant: `in_use` is the total size of `live`.
+/// Invariants: `in_use` is the total size of `live`; `serial` is the number
+/// of blocks made so far, above every live block's.
 pub(super) struct BypassBlocks {
     live: Vec<BypassBlock>,
     in_use: usize,
+    serial: u64,
 }
 
 impl BypassBlocks {
     pub(super) const fn new() -> BypassBlocks {
-        BypassBlocks { live: Vec::new(), in_use: 0 }
+        BypassBlocks { live: Vec::new(), in_use: 0, serial: 0 }
     }
 
-    /// Number of live blocks (a checkpoint's record of this part).
+    /// Blocks made so far (a checkpoint's record of this part).
     #[inline(always)]
-    pub(super) fn count(&self) -> usize {
-        self.live.len()
+    pub(super) fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Whether any block is live (else no address lookup is needed).
+    #[inline(always)]
+    pub(super) fn has_live(&self) -> bool {
+        !self.live.is_empty()
     }
 
     /// Bytes of the live blocks.
@@ -46,35 +59,48 @@ impl BypassBlocks {
     /// A system allocation for `layout` (admitted by the caller, non-zero
     /// size), owned by the scope at `depth`.
     pub(super) fn alloc(&mut self, layout: Layout, depth: u32) -> Result<NonNull<u8>, AllocError> {
+        // The record's room first: a full list must not lose a block it made.
+        self.live.try_reserve(1).map_err(|_| AllocError)?;
         // SAFETY: `layout` has a non-zero size (the caller's contract).
         let ptr = NonNull::new(unsafe { alloc::alloc(layout) }).ok_or(AllocError)?;
         self.in_use += layout.size();
-        self.live.push(BypassBlock { ptr, layout, depth });
+        self.live.push(BypassBlock { ptr, layout, serial: self.serial, depth });
+        self.serial += 1;
         Ok(ptr)
     }
 
-    /// Frees the blocks made since `first` by scopes at `depth` or deeper;
-    /// those of outer scopes (made while an inner one was open) stay. Returns
-    /// the number freed.
-    pub(super) fn release_since(&mut self, first: usize, depth: u32) -> u64 {
-        let first = first.min(self.live.len());
-        let mut kept = first;
+    /// Frees the block at `ptr` owned by the scope at `depth`, if there is
+    /// one (its owner is done with it); returns whether there was. Linear in
+    /// the live blocks, newest first.
+    pub(super) fn release_at(&mut self, ptr: NonNull<u8>, depth: u32) -> bool {
+        let Some(index) = self.live.iter().rposition(|block| block.ptr == ptr && block.depth == depth) else {
+            return false;
+        };
+        let BypassBlock { ptr, layout, .. } = self.live.swap_remove(index);
+        self.in_use -= layout.size();
+        // SAFETY: the block came from `alloc::alloc(layout)`, its owner has let
+        // go of it, and it left the list, so it is freed once.
+        unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+        true
+    }
+
+    /// Frees the blocks made from serial number `first` on by scopes at
+    /// `depth` or deeper; those of outer scopes (made while an inner one was
+    /// open) stay. Returns the number freed.
+    pub(super) fn release_since(&mut self, first: u64, depth: u32) -> u64 {
         let mut freed = 0;
-        for i in first..self.live.len() {
-            if self.live[i].depth >= depth {
-                let BypassBlock { ptr, layout, .. } = self.live[i];
-                self.in_use -= layout.size();
-                freed += 1;
-                // SAFETY: the block came from `alloc::alloc(layout)` and its scope
-                // has exited (or the arena is dropping): nothing refers to it; it
-                // is removed from the list, so it is freed once.
-                unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
-            } else {
-                self.live.swap(kept, i);
-                kept += 1;
+        self.live.retain(|block| {
+            if block.serial < first || block.depth < depth {
+                return true;
             }
-        }
-        self.live.truncate(kept);
+            freed += 1;
+            self.in_use -= block.layout.size();
+            // SAFETY: the block came from `alloc::alloc(layout)` and its scope
+            // has exited (or the arena is dropping): nothing refers to it; it
+            // leaves the list, so it is freed once.
+            unsafe { alloc::dealloc(block.ptr.as_ptr(), block.layout) };
+            false
+        });
         freed
     }
 

@@ -240,21 +240,45 @@ impl LargeBlocks {
         }
     }
 
-    /// Records `block`, handed out for `requested` bytes to `owner`.
+    /// Makes sure the next [`insert`](LargeBlocks::insert) and the
+    /// [`remove`](LargeBlocks::remove) of every live record allocate nothing:
+    /// a spare record, and room in both lists for every record. Called before
+    /// a block is taken, so that a refusal of the system allocator (memory
+    /// exhausted) fails the request instead of aborting, and loses no block.
+    ///
+    /// Bookkeeping, like the arena's own vectors: not counted as a system
+    /// allocation (those count memory handed out), and reused in steady state.
+    pub(super) fn reserve_record(&mut self) -> Result<(), AllocError> {
+        let records = self.live.len() + self.spare.len() + 1;
+        self.live.try_reserve(records - self.live.len()).map_err(|_| AllocError)?;
+        self.spare.try_reserve(records - self.spare.len()).map_err(|_| AllocError)?;
+        if self.spare.is_empty() {
+            let layout = Layout::new::<LargeRecord>();
+            // SAFETY: `LargeRecord` is not zero-sized.
+            let record = NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError)?.cast::<LargeRecord>();
+            // SAFETY: `record` is valid for writes of one `LargeRecord`, fresh
+            // and aligned for it (allocated with its layout).
+            unsafe {
+                record.write(LargeRecord {
+                    block: UnsafeCell::new(None),
+                    requested: 0,
+                    serial: 0,
+                    depth: 0,
+                    arena: None,
+                    owner_thread: 0,
+                    released: ReleaseFlag::new(),
+                });
+            }
+            self.spare.push(record);
+        }
+        Ok(())
+    }
+
+    /// Records `block`, handed out for `requested` bytes to `owner`; a
+    /// [`reserve_record`](LargeBlocks::reserve_record) came first.
     pub(super) fn insert(&mut self, block: LargeBlock, requested: usize, owner: LargeOwner) -> LargeAllocation {
-        // Bookkeeping, like the arena's own vectors: not counted as a system
-        // allocation (those count memory handed out), and reused in steady state.
-        let record = self.spare.pop().unwrap_or_else(|| {
-            NonNull::from(Box::leak(Box::new(LargeRecord {
-                block: UnsafeCell::new(None),
-                requested: 0,
-                serial: 0,
-                depth: 0,
-                arena: None,
-                owner_thread: 0,
-                released: ReleaseFlag::new(),
-            })))
-        });
+        let record = self.spare.pop().expect("a spare record is reserved before a block is taken");
+        debug_assert!(self.live.len() < self.live.capacity(), "room for the record is reserved");
         let ptr = block.ptr();
         self.live_bytes += block.len();
         self.in_use += requested;
@@ -321,7 +345,9 @@ impl LargeBlocks {
     /// Frees the spare records.
     pub(super) fn free_spare_records(&mut self) {
         for record in self.spare.drain(..) {
-            // SAFETY: spare records came from `Box::leak` and nothing points to them.
+            // SAFETY: spare records were allocated with the global allocator
+            // and `LargeRecord`'s layout (as a `Box` is), hold an initialised
+            // record, and nothing points to them.
             drop(unsafe { Box::from_raw(record.as_ptr()) });
         }
     }
@@ -365,6 +391,7 @@ impl Arena {
     pub(crate) fn alloc_large(&mut self, layout: Layout, owner: LargeOwner) -> Result<LargeAllocation, AllocError> {
         self.reclaim_released_large();
         self.admit(layout).map_err(|_| AllocError)?;
+        self.large.reserve_record()?;
         let pool = self.pool().map(|(pool, _)| pool);
         let block = self.large.take_block(layout, &self.config, pool)?;
         let allocation = self.large.insert(block, layout.size(), owner);

@@ -41,8 +41,8 @@ pub struct Checkpoint {
     slabs: Position,
     /// Large blocks handed out before the checkpoint.
     large_serial: u64,
-    /// Bypass-mode blocks live at the checkpoint.
-    bypass_count: usize,
+    /// Bypass-mode blocks made before the checkpoint.
+    bypass_serial: u64,
     /// Number of scopes open.
     depth: u32,
 }
@@ -243,6 +243,9 @@ impl Arena {
     #[inline]
     pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if !self.is_small(layout) {
+            if layout.size() == 0 {
+                return zero_sized(layout);
+            }
             let owner = LargeOwner { depth: self.depth, arena: None };
             return self.alloc_large(layout, owner).map(|large| large.ptr);
         }
@@ -252,15 +255,19 @@ impl Arena {
         }
     }
 
-    /// Whether `layout` may take the bump path: below the large threshold and
-    /// aligned to at most a page. Everything else goes to
+    /// Whether `layout` may take the bump path: not empty, below the large
+    /// threshold and aligned to at most a page. A zero-size request goes to
+    /// the cold path, which hands out a dangling pointer ([`zero_sized`]):
+    /// the bump pointer would be an address that a live block of the same
+    /// scope may start at. Everything else goes to
     /// [`alloc_large`](Arena::alloc_large), which refuses what [`admit`](Arena::admit) refuses.
     #[inline(always)]
     pub(crate) fn is_small(&self, layout: Layout) -> bool {
-        // The threshold is at least a page (`Config::normalized`), so a size
+        // `size - 1` wraps for 0, so one compare per bound excludes it. The
+        // threshold is at least a page (`Config::normalized`), so a size
         // known at compile time to be below a page decides without a load.
-        (layout.size() < PAGE_BYTES || layout.size() < self.config.large_threshold_bytes)
-            && layout.align() <= PAGE_BYTES
+        let last = layout.size().wrapping_sub(1);
+        (last < PAGE_BYTES - 1 || last < self.config.large_threshold_bytes - 1) && layout.align() <= PAGE_BYTES
     }
 
     /// The bump fast path: `layout` (which [`is_small`](Arena::is_small))
@@ -327,6 +334,8 @@ impl Arena {
         let first = self.slabs.slab_count() == 0 && self.counters.system_allocations == 0;
         let warm = pool.filter(|_| first).map_or(0, |pool| pool.warm_slab_bytes());
         let bytes = self.slabs.new_slab_bytes(size, warm, self.config.max_slab_bytes).ok_or(AllocError)?;
+        // Room to record the slab first: a full list must not lose it, nor abort.
+        self.slabs.reserve_one().map_err(|_| AllocError)?;
         let slab = match pool.and_then(|pool| pool.take_slab(bytes)) {
             Some(slab) => slab,
             None => {
@@ -401,7 +410,7 @@ impl Arena {
         Checkpoint {
             slabs: self.slabs.position(),
             large_serial: self.large.serial(),
-            bypass_count: self.bypass.count(),
+            bypass_serial: self.bypass.serial(),
             depth: self.depth,
         }
     }
@@ -438,13 +447,13 @@ impl Arena {
     /// Releases the slab memory above `checkpoint` and the large and bypass
     /// blocks made since it.
     fn release_since(&mut self, checkpoint: &Checkpoint, depth: u32) {
-        self.release_to(checkpoint.slabs, checkpoint.large_serial, checkpoint.bypass_count, depth);
+        self.release_to(checkpoint.slabs, checkpoint.large_serial, checkpoint.bypass_serial, depth);
     }
 
     /// Moves the slab pointer back to `position`, and releases the large
     /// blocks from serial number `large_serial` on and the bypass blocks from
-    /// the `bypass_count`-th on that scopes at `depth` or deeper own.
-    fn release_to(&mut self, position: Position, large_serial: u64, bypass_count: usize, depth: u32) {
+    /// serial number `bypass_serial` on that scopes at `depth` or deeper own.
+    fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: u32) {
         self.note_high_water();
         if !self.slabs.is_at(&position) {
             if self.debug_mode() == DebugMode::Poison {
@@ -455,7 +464,7 @@ impl Arena {
         if self.large.serial() != large_serial {
             self.release_large_since(large_serial, depth);
         }
-        self.counters.system_deallocations += self.bypass.release_since(bypass_count, depth);
+        self.counters.system_deallocations += self.bypass.release_since(bypass_serial, depth);
     }
 
     /// The debug mode of this arena (resolved from the environment on first use).
@@ -471,8 +480,19 @@ impl Arena {
     }
 }
 
+/// What a zero-size request gets on every path: a dangling pointer aligned to
+/// the request, no memory, and no record (it is never looked up as a block);
+/// alignments above a page are refused, as for every request.
+pub(crate) fn zero_sized(layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    debug_assert_eq!(layout.size(), 0, "only zero-size requests are dangling");
+    if layout.align() > PAGE_BYTES {
+        return Err(AllocError);
+    }
+    Ok(dangling(layout.align()))
+}
+
 /// A dangling pointer aligned to `align`, for zero-sized requests.
-fn dangling(align: usize) -> NonNull<u8> {
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
     // `align` is a power of two, hence non-zero.
     NonNull::new(std::ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
 }

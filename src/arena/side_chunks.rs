@@ -90,6 +90,8 @@ impl SideChunks {
     pub(crate) fn alloc(&mut self, depth: u32, layout: Layout) -> Result<SideAllocation, AllocError> {
         let index = (depth as usize).checked_sub(1).ok_or(AllocError)?;
         if self.by_depth.len() <= index {
+            // Bookkeeping on a fallible path is fallible too.
+            self.by_depth.try_reserve(index + 1 - self.by_depth.len()).map_err(|_| AllocError)?;
             self.by_depth.resize_with(index + 1, SideBlocks::new);
         }
         let (size, align) = (layout.size(), layout.align());
@@ -100,6 +102,7 @@ impl SideChunks {
             None => {
                 // A chunk starts page-aligned, so `size` bytes fit at its start.
                 let wanted = size.max(SIDE_CHUNK_BYTES);
+                side.chunks.try_reserve(1).map_err(|_| AllocError)?;
                 let spare = (0..self.spare.len())
                     .filter(|&i| self.spare[i].len() >= wanted)
                     .min_by_key(|&i| self.spare[i].len());

@@ -161,12 +161,16 @@ impl SlabChain {
 
     /// Lets the slabs hold at most `budget` bytes in use (the byte limit, less
     /// what is in use outside the slabs): the end of the current slab is
-    /// clamped so that the fast path needs no check of its own.
+    /// clamped so that the fast path needs no check of its own. A budget
+    /// below what is in use already (a limit lowered inside a scope) clamps
+    /// the end to the pointer, never below it: the fast path then refuses
+    /// every request, and the slow path's admission check says why.
     pub(super) fn set_budget(&mut self, budget: usize) {
         self.end = match self.slabs.get(self.current) {
             None => EMPTY_END,
             Some(slab) => {
-                slab.end_addr().min(slab.start_addr().saturating_add(budget.saturating_sub(self.used_before)))
+                let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
+                slab.end_addr().min(limit_end).max(self.ptr.addr())
             }
         };
     }
@@ -200,6 +204,13 @@ impl SlabChain {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
         bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES)
+    }
+
+    /// Makes room to record one more slab, so that
+    /// [`advance_to_new`](SlabChain::advance_to_new) allocates nothing.
+    pub(super) fn reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
+        self.slabs.try_reserve(1)?;
+        self.entered_at.try_reserve(1)
     }
 
     /// Inserts `slab` (new, free) after the current one and moves the pointer

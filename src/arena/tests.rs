@@ -131,6 +131,9 @@ fn arena_can_move_to_another_thread() {
 /// the scope's peak: it is the only place that sees it.
 #[test]
 fn a_fast_exit_records_the_high_water_mark() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: counts the slow paths of slab allocations");
+    }
     let mut arena = Arena::new();
     arena.scope(|s| drop(s.zeroed::<u8>(16))); // the first slab: a slow path
     let before = arena.stats();
@@ -145,6 +148,9 @@ fn a_fast_exit_records_the_high_water_mark() {
 /// next slow path (here a large block) must fold it into the mark, or it is lost.
 #[test]
 fn a_fast_exit_peak_survives_the_next_slow_path() {
+    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: counts the slow paths of slab allocations");
+    }
     let mut arena = Arena::with_config(Config { large_threshold_bytes: 4096, ..Config::DEFAULT });
     arena.scope(|s| drop(s.zeroed::<u8>(16))); // the first slab: a slow path
     let before = arena.stats();

@@ -104,8 +104,8 @@ pub(crate) fn push_within_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: 
 ///
 /// This is the kernels' output writer: no zeroing first, and no `unsafe` in
 /// the kernels. If an item iterator panics or ends early (a panic too), the
-/// vector keeps its length; elements already written past it are leaked,
-/// not dropped (the kernels' elements are plain numbers).
+/// vector keeps its length, and the elements already written past it are
+/// dropped, as `Vec::from_iter` drops them.
 ///
 /// # Panics
 /// If `vec` has room for fewer than `len` more elements, or if an iterator
@@ -129,9 +129,8 @@ pub(crate) fn write_once<T, A, I>(
 /// is filled and put together again from its parts at the end, so that its
 /// fields stay in registers rather than in a value the fill borrows (a short
 /// kernel otherwise spent a third of its time moving the vector on the stack).
-/// If an item iterator panics or ends early (a panic too), the block is
-/// freed; the elements already written are leaked, not dropped (the kernels'
-/// elements are plain numbers).
+/// If an item iterator panics or ends early (a panic too), the elements
+/// already written are dropped and the block is freed.
 #[inline]
 pub(crate) fn collect_once<T, A, I>(
     vec: Vec<T, A>,
@@ -195,18 +194,52 @@ impl<T, A: Allocator> Drop for EmptyParts<T, A> {
 }
 
 /// The writer of [`write_once`] and [`collect_once`]: writes `items(range)`
-/// into the slots for `range`, and panics unless it filled every one.
+/// into the slots for `range`, and panics unless it filled every one. On a
+/// panic (of the iterator, or for a short one) it drops what it wrote: the
+/// contract of every writer [`write_slots`] runs.
 #[inline(always)]
 fn written_in_full<T, I: Iterator<Item = T>>(
     items: impl Fn(std::ops::Range<usize>) -> I + Sync,
 ) -> impl Fn(usize, &mut [MaybeUninit<T>]) + Sync {
     move |at: usize, slots: &mut [MaybeUninit<T>]| {
-        let (range, mut written) = (at..at + slots.len(), 0);
-        for (slot, item) in slots.iter_mut().zip(items(range)) {
-            slot.write(item);
-            written += 1;
+        let range = at..at + slots.len();
+        if !std::mem::needs_drop::<T>() {
+            // Nothing to drop on a panic: the plain loop, which vectorizes.
+            let mut written = 0;
+            for (slot, item) in slots.iter_mut().zip(items(range)) {
+                slot.write(item);
+                written += 1;
+            }
+            assert_eq!(written, slots.len(), "an output iterator ended before its range");
+            return;
         }
-        assert_eq!(written, slots.len(), "an output iterator ended before its range");
+        let mut written = WrittenPrefix { start: slots.as_mut_ptr().cast::<T>(), len: 0 };
+        for item in items(range).take(slots.len()) {
+            // SAFETY: `written.len < slots.len()` (the `take`): the slot is
+            // one of `slots`, past the ones written, and uninitialised.
+            unsafe { written.start.add(written.len).write(item) };
+            written.len += 1;
+        }
+        assert_eq!(written.len, slots.len(), "an output iterator ended before its range");
+        std::mem::forget(written);
+    }
+}
+
+/// The elements written so far at the start of a run of slots: dropped if
+/// the writing panics (the guard is forgotten once the run is complete).
+struct WrittenPrefix<T> {
+    /// The first slot; the run is valid for writes of at least `len` elements.
+    start: *mut T,
+    /// Slots initialised, in order from `start`.
+    len: usize,
+}
+
+impl<T> Drop for WrittenPrefix<T> {
+    fn drop(&mut self) {
+        // SAFETY: the first `len` slots from `start` hold initialised
+        // elements that nothing else owns (the vector's length does not
+        // cover them), dropped here once.
+        unsafe { std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.start, self.len)) };
     }
 }
 
@@ -255,7 +288,10 @@ fn fill_spare_slots<T, A>(
 }
 
 /// Runs `write(offset, slots)` over `slots`: once, on this thread, or by
-/// chunks of `chunk_len` in rayon tasks.
+/// chunks of `chunk_len` in rayon tasks. `write` fills every slot it is
+/// given, or drops what it wrote and panics; if any chunk panics, the
+/// chunks written in full are dropped too, and the panic goes on: no slot is
+/// initialised then, and every element written was dropped once.
 #[inline]
 fn write_slots<T: Send>(
     slots: &mut [MaybeUninit<T>],
@@ -278,7 +314,34 @@ fn write_chunks_in_parallel<T: Send>(
     write: &(impl Fn(usize, &mut [MaybeUninit<T>]) + Sync),
 ) {
     use rayon::prelude::*;
-    slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
+    if !std::mem::needs_drop::<T>() {
+        slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
+        return;
+    }
+    // Each task catches its chunk's panic, so that every task finishes and
+    // the chunks written in full are known: all but the panicked ones.
+    let panicked = std::sync::Mutex::new(std::vec::Vec::new());
+    slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| {
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(index * chunk_len, chunk)));
+        if let Err(payload) = written {
+            panicked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((index, payload));
+        }
+    });
+    let mut panicked = panicked.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if panicked.is_empty() {
+        return;
+    }
+    panicked.sort_unstable_by_key(|&(index, _)| index);
+    for (index, chunk) in slots.chunks_mut(chunk_len).enumerate() {
+        if panicked.binary_search_by_key(&index, |&(failed, _)| failed).is_err() {
+            let chunk = std::ptr::from_mut(chunk) as *mut [T];
+            // SAFETY: the chunk's writer returned, so it wrote every slot (the
+            // writer's contract); nothing else owns the elements (no length
+            // covers them), and they are dropped once, here.
+            unsafe { std::ptr::drop_in_place(chunk) };
+        }
+    }
+    std::panic::resume_unwind(panicked.swap_remove(0).1);
 }
 
 #[cfg(test)]

@@ -55,14 +55,29 @@ unsafe impl Allocator for Scope<'_> {
     }
 
     unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if ptr.as_ptr().addr().is_multiple_of(new.align()) {
+        if new.size() == 0 {
+            // Nothing is kept: the block goes as `deallocate` would let it go
+            // (a top or large block at once), and the caller gets what every
+            // zero-size request gets.
+            self.release_block(ptr, old);
+            return Ok(NonNull::slice_from_raw_parts(crate::arena::dangling(new.align()), 0));
+        }
+        let aligned = ptr.as_ptr().addr().is_multiple_of(new.align());
+        if aligned && self.shrinks_in_place() {
             // Shrinking where it is always works; moving the pointer back is a bonus.
             self.resize_in_place(ptr, old, new);
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
         // SAFETY: `ptr` is valid for `old.size() >= new.size()` bytes and came
         // from this scope with `old` (the caller's contract).
-        unsafe { self.reallocate(ptr, old, new, new.size()) }
+        let moved = unsafe { self.reallocate(ptr, old, new, new.size()) };
+        if moved.is_err() && aligned {
+            // Bypass mode moves a shrunk block to one of its new size; where
+            // that is refused (a limit), the block stays where it is, as it
+            // always may: a shrink of an aligned block never fails.
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+        moved
     }
 }
 

@@ -301,14 +301,27 @@ impl<'s> Scope<'s> {
     }
 
     /// Releases the block at `ptr` if this scope can: the top of the bump
-    /// region when this scope is the innermost one, or a large block of its own.
+    /// region when this scope is the innermost one, or a large (or bypass
+    /// mode) block of its own. A zero-size block is a dangling pointer, not
+    /// a block: its address may be a live block's start, so it is never
+    /// looked up.
     #[inline(always)]
     pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
+        if layout.size() == 0 {
+            return;
+        }
         let arena = self.arena_mut();
         let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
-        if !released && arena.has_live_large_blocks() {
-            self.by_value().release_large_at(ptr);
+        if !released && arena.has_blocks_of_their_own() {
+            self.by_value().release_own_block_at(ptr);
         }
+    }
+
+    /// Whether a block keeps its place when it shrinks: always, except in
+    /// bypass mode, where it moves to a system allocation of its new size (as
+    /// a real allocator may), so that memory checkers see the new bound.
+    pub(super) fn shrinks_in_place(&self) -> bool {
+        !self.arena_mut().is_bypass()
     }
 
     /// Resizes the top block of the bump region in place, if this scope is
@@ -381,6 +394,9 @@ impl ScopeRef {
     fn alloc_cold_busy(self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
         let small = |ptr| Allocation { ptr, large: None };
+        if layout.size() == 0 {
+            return crate::arena::zero_sized(layout).map(small);
+        }
         if !arena.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
             let large = arena.alloc_large(layout, owner)?;
@@ -397,9 +413,12 @@ impl ScopeRef {
 
     #[cold]
     #[inline(never)]
-    fn release_large_at(self, ptr: NonNull<u8>) {
+    fn release_own_block_at(self, ptr: NonNull<u8>) {
         let _busy = BusyGuard::raise();
-        self.arena_mut().release_large_at(ptr, self.depth);
+        let arena = self.arena_mut();
+        if !arena.release_large_at(ptr, self.depth) {
+            arena.release_bypass_at(ptr, self.depth);
+        }
     }
 
     /// Why a request for `layout` fails now (for panic messages).

@@ -103,7 +103,10 @@ fn inner_scope_never_releases_a_block_older_than_itself() {
             assert_ne!(fresh, old, "inner scope handed out the outer block again");
             // SAFETY: shrink of a live block; the inner scope must not move the pointer below it.
             let shrunk = unsafe { inner.shrink(old, layout, Layout::from_size_align(8, 8).unwrap()) }.unwrap();
-            assert_eq!(shrunk.cast::<u8>(), old);
+            // Bypass mode moves a shrunk block to one of its new size, as a real allocator may.
+            if arena::DebugMode::from_env() != arena::DebugMode::Bypass {
+                assert_eq!(shrunk.cast::<u8>(), old);
+            }
             // Disjoint, not "above": with ARENA_DEBUG=bypass every block comes
             // from the system allocator, which may place it anywhere.
             let after = inner.allocate(layout).unwrap().cast::<u8>().as_ptr().addr();

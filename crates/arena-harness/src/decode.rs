@@ -1,7 +1,7 @@
 //! Byte strings to operations and back. Plain integer code: decoding never
 //! fails and never panics, whatever the bytes.
 
-use super::{Elem, Focus, Header, LargeThreshold, MAX_OPS, Make, Op, PanicSite, ScopeKind};
+use super::{Elem, Focus, Header, LargeThreshold, LimitSetting, MAX_OPS, Make, Op, PanicSite, ScopeKind};
 
 /// Largest size an ordinary (two-byte) size field decodes to.
 pub(super) const MAX_SMALL_BYTES: u32 = 65_407;
@@ -26,6 +26,7 @@ enum Kind {
     DropItem,
     Panic,
     Trim,
+    Limit,
 }
 
 use Kind as K;
@@ -64,7 +65,7 @@ const BALANCED: [Kind; 32] = [
     K::RawAlloc,
     K::RawGrow,
     K::DropItem,
-    K::DropItem,
+    K::Limit,
 ];
 
 const ALLOCATOR_API: [Kind; 32] = [
@@ -99,7 +100,7 @@ const ALLOCATOR_API: [Kind; 32] = [
     K::RawShrink,
     K::RawShrink,
     K::RawDealloc,
-    K::RawDealloc,
+    K::Limit,
 ];
 
 const LARGE_BLOCKS: [Kind; 32] = [
@@ -134,7 +135,7 @@ const LARGE_BLOCKS: [Kind; 32] = [
     K::RawLarge,
     K::RawGrow,
     K::DropItem,
-    K::DropItem,
+    K::Limit,
 ];
 
 fn table(focus: Focus) -> &'static [Kind; 32] {
@@ -271,6 +272,15 @@ impl<'a> Reader<'a> {
                 Op::Panic { levels: byte % 4, site }
             }
             K::Trim => Op::Trim,
+            K::Limit => {
+                let setting = match self.byte() % 4 {
+                    0 => LimitSetting::Lifted,
+                    1 => LimitSetting::AtUse,
+                    2 => LimitSetting::BelowUse,
+                    _ => LimitSetting::AboveUse,
+                };
+                Op::Limit { setting }
+            }
         })
     }
 }
@@ -401,6 +411,15 @@ pub fn encode(header: Header, ops: &[Op]) -> Vec<u8> {
                 out.extend([opcode(K::Panic), site * 4 + levels.min(3)]);
             }
             Op::Trim => out.push(opcode(K::Trim)),
+            Op::Limit { setting } => {
+                let setting = match setting {
+                    LimitSetting::Lifted => 0,
+                    LimitSetting::AtUse => 1,
+                    LimitSetting::BelowUse => 2,
+                    LimitSetting::AboveUse => 3,
+                };
+                out.extend([opcode(K::Limit), setting]);
+            }
         }
     }
     out

@@ -358,7 +358,9 @@ pub enum Op {
         /// The block's scope (whose handle grows it).
         up: u8,
     },
-    /// `Allocator::shrink` of a raw block to `keep / 256` of its size.
+    /// `Allocator::shrink` of a raw block to `keep / 256` of its size, or to
+    /// nothing for `keep` below [`SHRINK_TO_NOTHING_BELOW`]. A large block
+    /// shrunk to nothing by its own scope goes back at once.
     RawShrink {
         /// Which raw block of the scope.
         item: u8,
@@ -394,6 +396,32 @@ pub enum Op {
     /// [`arena::trim`](arena::trim), and [`Arena::trim`](arena::Arena::trim)
     /// on the spare owned arenas.
     Trim,
+    /// [`arena::configure`](arena::configure) of the thread's arena with a
+    /// new [`limit_bytes`](arena::Config::limit_bytes), between any two
+    /// operations (only in a run that configures the thread's arena: one
+    /// started outside every scope). While a limit is set, a request may be
+    /// refused (then skipped), one past the limit must be, and every
+    /// invariant still holds, also for a limit below the bytes in use.
+    Limit {
+        /// The limit, as [`LimitSetting`].
+        setting: LimitSetting,
+    },
+}
+
+/// `Allocator::shrink` to a `keep` below this many 256ths shrinks to 0 bytes.
+pub const SHRINK_TO_NOTHING_BELOW: u8 = 8;
+
+/// The limit an [`Op::Limit`] sets, relative to the bytes in use then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSetting {
+    /// No limit (the configuration the run started with).
+    Lifted,
+    /// Exactly the bytes in use: no request with a size fits.
+    AtUse,
+    /// Half the bytes in use: below what is live.
+    BelowUse,
+    /// The bytes in use and 64 KiB more.
+    AboveUse,
 }
 
 /// What a run did: counts of executed operations and paths taken.

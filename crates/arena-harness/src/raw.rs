@@ -35,26 +35,28 @@ pub(super) struct RawBlock<'s> {
 
 impl<'s> RawBlock<'s> {
     /// Allocates `layout` from `scope` (zeroed if asked, and then checked to
-    /// read as zeros) and fills it with the pattern at `off`.
+    /// read as zeros) and fills it with the pattern at `off`; `None` if the
+    /// scope refused the request.
     pub(super) fn allocate(
         scope: &'s Scope<'s>,
         layout: Layout,
         zeroed: bool,
         off: usize,
         noise: &[u8],
-    ) -> Result<RawBlock<'s>, String> {
+    ) -> Result<Option<RawBlock<'s>>, String> {
         let result = if zeroed { scope.allocate_zeroed(layout) } else { scope.allocate(layout) };
-        let block = result.map_err(|_| format!("allocate({layout:?}) failed with no limit configured"))?;
+        let Ok(block) = result else { return Ok(None) };
         if block.len() < layout.size() {
             return Err(format!("allocate({layout:?}) returned {} bytes", block.len()));
         }
+        check_dangling(block.cast(), layout, "allocate")?;
         let mut raw = RawBlock { ptr: block.cast(), layout, off, _scope: PhantomData };
         // `allocate_zeroed` initialized the bytes: they may be read.
         if zeroed && !all_zero(raw.bytes()) {
             return Err(format!("allocate_zeroed({layout:?}) returned a block that is not all zeros"));
         }
         raw.write_pattern(0, noise);
-        Ok(raw)
+        Ok(Some(raw))
     }
 
     /// The block's address.
@@ -107,7 +109,14 @@ impl<'s> RawBlock<'s> {
     /// Grows the block to `new` through `scope` (the scope that allocated
     /// it), checks that the old bytes moved with it (and that the new tail is
     /// zero for `grow_zeroed`), and extends the pattern over the new tail.
-    pub(super) fn grow(&mut self, scope: &'s Scope<'s>, new: Layout, zeroed: bool, noise: &[u8]) -> Result<(), String> {
+    /// Returns whether it grew: a refusal leaves the block as it was.
+    pub(super) fn grow(
+        &mut self,
+        scope: &'s Scope<'s>,
+        new: Layout,
+        zeroed: bool,
+        noise: &[u8],
+    ) -> Result<bool, String> {
         let old = self.layout;
         if new.size() < old.size() {
             return Err(format!("harness bug: grow from {old:?} to {new:?}"));
@@ -117,7 +126,7 @@ impl<'s> RawBlock<'s> {
             // invariant: `scope` is the allocating scope's handle, the only
             // `Scope<'s>`), and `new.size() >= old.size()` (checked above).
             unsafe { if zeroed { scope.grow_zeroed(self.ptr, old, new) } else { scope.grow(self.ptr, old, new) } };
-        let block = result.map_err(|_| format!("grow({old:?} -> {new:?}) failed with no limit configured"))?;
+        let Ok(block) = result else { return Ok(false) };
         if block.len() < new.size() {
             return Err(format!("grow({old:?} -> {new:?}) returned {} bytes", block.len()));
         }
@@ -132,12 +141,13 @@ impl<'s> RawBlock<'s> {
             return Err(format!("grow_zeroed({old:?} -> {new:?}) left a tail that is not all zeros"));
         }
         self.write_pattern(old.size(), noise);
-        Ok(())
+        Ok(true)
     }
 
     /// Shrinks the block to `new` through `scope` and checks that the kept
-    /// bytes moved with it.
-    pub(super) fn shrink(&mut self, scope: &'s Scope<'s>, new: Layout, noise: &[u8]) -> Result<(), String> {
+    /// bytes moved with it. Returns whether it shrank: a refusal (a move
+    /// to a new alignment, past a limit) leaves the block as it was.
+    pub(super) fn shrink(&mut self, scope: &'s Scope<'s>, new: Layout, noise: &[u8]) -> Result<bool, String> {
         let old = self.layout;
         if new.size() > old.size() {
             return Err(format!("harness bug: shrink from {old:?} to {new:?}"));
@@ -145,16 +155,17 @@ impl<'s> RawBlock<'s> {
         // SAFETY: `ptr` is a live block of `scope` allocated with `old` (type
         // invariant), and `new.size() <= old.size()` (checked above).
         let result = unsafe { scope.shrink(self.ptr, old, new) };
-        let block = result.map_err(|_| format!("shrink({old:?} -> {new:?}) failed"))?;
+        let Ok(block) = result else { return Ok(false) };
         if block.len() < new.size() {
             return Err(format!("shrink({old:?} -> {new:?}) returned {} bytes", block.len()));
         }
+        check_dangling(block.cast(), new, "shrink")?;
         self.ptr = block.cast();
         self.layout = new;
         if self.bytes() != &noise[self.off..self.off + new.size()] {
             return Err(format!("shrink({old:?} -> {new:?}) did not keep the contents"));
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Frees the block through `scope`.
@@ -163,4 +174,15 @@ impl<'s> RawBlock<'s> {
         // (type invariant); `self` is consumed, so it is never used again.
         unsafe { scope.deallocate(self.ptr, self.layout) }
     }
+}
+
+/// A zero-size block is the dangling pointer of its alignment, never an
+/// address in the arena: one there could be a live block's start, and
+/// releasing the zero-size block would release that block.
+fn check_dangling(ptr: NonNull<u8>, layout: Layout, what: &str) -> Result<(), String> {
+    let addr = ptr.as_ptr().addr();
+    if layout.size() == 0 && addr != layout.align() {
+        return Err(format!("{what} to {layout:?} gave {addr:#x}, not the dangling pointer {:#x}", layout.align()));
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@ use super::items::{ArrayItem, BoxItem, Item, VecItem};
 use super::*;
 use crate::pattern::{Align64, Element, Empty64, Page};
 use crate::raw::RawBlock;
-use crate::{Elem, Make, PanicSite};
+use crate::{Elem, Make, PanicSite, SHRINK_TO_NOTHING_BELOW};
 use arena::Scope;
 
 /// The model of one open scope.
@@ -39,10 +39,24 @@ impl<'s> Frame<'s, '_> {
                 Op::Open { kind, up } => self.open(ctx, kind, up)?,
                 Op::Panic { levels, site } => self.inject_panic(ctx, levels, site)?,
                 Op::Trim => ctx.trim(),
+                Op::Limit { setting } => self.limit(ctx, setting)?,
                 _ => self.dispatch(ctx, &op)?,
             }
             self.check_all(ctx)?;
         }
+    }
+
+    /// Sets a limit on the thread's arena; one at or below the bytes in use
+    /// must refuse the next request of this scope, if it is on that arena.
+    fn limit(&mut self, ctx: &mut Ctx<'_>, setting: crate::LimitSetting) -> Result<(), Violation> {
+        if !ctx.set_limit(setting)? {
+            return Ok(());
+        }
+        let full = matches!(setting, crate::LimitSetting::AtUse | crate::LimitSetting::BelowUse);
+        if full && ctx.may_refuse(self.level) && self.scope.allocate(Layout::new::<u64>()).is_ok() {
+            return Err(ctx.violation(format!("a request past a limit ({setting:?}) was served")));
+        }
+        Ok(())
     }
 
     fn open(&mut self, ctx: &mut Ctx<'_>, kind: ScopeKind, up: u8) -> Result<(), Violation> {
@@ -88,8 +102,13 @@ impl<'s> Frame<'s, '_> {
             PanicSite::BetweenOps => panic::panic_any(payload),
             PanicSite::InFromFn => {
                 let made = self.scope.try_from_fn(64, |i| if i == 32 { panic::panic_any(payload) } else { i as u64 });
+                if made.is_err() && ctx.may_refuse(self.level) {
+                    return ctx.skip();
+                }
                 Err(ctx.violation(format!("try_from_fn returned ({:?}) through a panicking constructor", made.ok())))
             }
+            // `extend` panics when memory is refused: not under a limit.
+            PanicSite::InExtend if ctx.limited => ctx.skip(),
             PanicSite::InExtend => {
                 let noise = ctx.noise;
                 let found = self.find(0, |item| matches!(item, Item::Vec(_)));
@@ -145,39 +164,38 @@ impl<'s> Frame<'s, '_> {
         let all: &'static [u8] = ctx.noise;
         let noise = &all[off..off + size];
         let scope = self.scope;
-        let failed = |ctx: &Ctx<'_>| {
-            ctx.violation(format!(
-                "an array of {len} x {} ({size} bytes, {make:?}) could not be made with no limit configured",
-                type_name::<T>()
-            ))
+        let level = self.level;
+        let failed = |ctx: &mut Ctx<'_>| {
+            ctx.refused(level, || {
+                format!("an array of {len} x {} ({size} bytes, {make:?}) could not be made", type_name::<T>())
+            })
         };
         let from_fn = || scope.try_from_fn(len, |i| T::from_noise(&noise[i * size_of::<T>()..]));
         // Filling element by element is slow in debug builds: long arrays are
         // made zeroed and filled by one copy where the type allows.
         let make = if len > FILL_BY_ELEMENT_MAX && T::view(noise).is_some() { Make::Zeroed } else { make };
-        let array = match make {
-            Make::Generated => from_fn().map_err(|_| failed(ctx))?,
+        // Whether the array came from `try_zeroed` (and must read as zeros).
+        let (made, zeroed) = match make {
+            Make::Generated => (from_fn(), false),
             Make::Cloned => match T::view(noise) {
-                Some(items) => scope.try_from_slice(items).map_err(|_| failed(ctx))?,
-                None => from_fn().map_err(|_| failed(ctx))?,
+                Some(items) => (scope.try_from_slice(items), false),
+                None => (from_fn(), false),
             },
             Make::Zeroed => match T::try_zeroed(scope, len) {
-                None => from_fn().map_err(|_| failed(ctx))?,
-                Some(zeroed) => {
-                    let mut array = zeroed.map_err(|_| failed(ctx))?;
-                    if let Some(bytes) = T::bytes_mut(&mut array) {
-                        if !pattern::all_zero(bytes) {
-                            return Err(ctx.violation(format!(
-                                "try_zeroed::<{}>({len}) returned an array that is not all zeros",
-                                type_name::<T>()
-                            )));
-                        }
-                        bytes.copy_from_slice(noise);
-                    }
-                    array
-                }
+                None => (from_fn(), false),
+                Some(zeroed) => (zeroed, true),
             },
         };
+        let Ok(mut array) = made else { return failed(ctx) };
+        if zeroed && let Some(bytes) = T::bytes_mut(&mut array) {
+            if !pattern::all_zero(bytes) {
+                return Err(ctx.violation(format!(
+                    "try_zeroed::<{}>({len}) returned an array that is not all zeros",
+                    type_name::<T>()
+                )));
+            }
+            bytes.copy_from_slice(noise);
+        }
         ctx.summary.large_allocations += usize::from(large);
         self.items.push(Item::Fixed(Box::new(ArrayItem { array, off, large: Some(large) })));
         Ok(())
@@ -189,9 +207,9 @@ impl<'s> Frame<'s, '_> {
         }
         let off = ctx.new_offset();
         let value = T::from_noise(&ctx.noise[off..]);
-        let value = self.scope.try_boxed(value).map_err(|_| {
-            ctx.violation(format!("a box of {} could not be made with no limit configured", type_name::<T>()))
-        })?;
+        let Ok(value) = self.scope.try_boxed(value) else {
+            return ctx.refused(self.level, || format!("a box of {} could not be made", type_name::<T>()));
+        };
         self.items.push(Item::Fixed(Box::new(BoxItem { value, off })));
         Ok(())
     }
@@ -210,6 +228,10 @@ impl<'s> Frame<'s, '_> {
         if item.len + count > MAX_VEC_ELEMS || !ctx.budget_allows(grown) {
             return Ok(());
         }
+        // `extend` panics when memory is refused: not under a limit.
+        if how != Append::Push && ctx.limited {
+            return ctx.skip();
+        }
         let noise: &'static [u8] = ctx.noise;
         let (start, off) = (item.len, item.off);
         let value = |i: usize| u32::from_noise(&noise[off + 4 * i..]);
@@ -217,7 +239,7 @@ impl<'s> Frame<'s, '_> {
             Append::Push => {
                 for i in start..start + count {
                     if item.vec.try_push(value(i)).is_err() {
-                        return Err(ctx.violation(format!("ScopedVec::try_push failed at length {i}")));
+                        return ctx.refused(self.level, || format!("ScopedVec::try_push at length {i}"));
                     }
                     item.len += 1;
                 }
@@ -276,8 +298,10 @@ impl<'s> Frame<'s, '_> {
         let off = ctx.new_offset();
         ctx.summary.raw_calls += 1;
         ctx.summary.large_allocations += usize::from(size >= ctx.threshold);
-        let block = RawBlock::allocate(self.scope, layout, zeroed, off, ctx.noise).map_err(|m| ctx.violation(m))?;
-        self.items.push(Item::Raw(block));
+        match RawBlock::allocate(self.scope, layout, zeroed, off, ctx.noise).map_err(|m| ctx.violation(m))? {
+            Some(block) => self.items.push(Item::Raw(block)),
+            None => ctx.refused(self.level, || format!("allocate({layout:?})"))?,
+        }
         Ok(())
     }
 
@@ -305,7 +329,11 @@ impl<'s> Frame<'s, '_> {
             return Ok(());
         }
         ctx.summary.raw_calls += 1;
-        block.grow(scope, new, zeroed, ctx.noise).map_err(|m| ctx.violation(m))
+        let old = block.layout();
+        match block.grow(scope, new, zeroed, ctx.noise).map_err(|m| ctx.violation(m))? {
+            true => Ok(()),
+            false => ctx.refused(self.level, || format!("grow({old:?} -> {new:?})")),
+        }
     }
 
     fn raw_shrink(&mut self, ctx: &mut Ctx<'_>, selector: u8, keep: u8, align_log2: u8) -> Result<(), Violation> {
@@ -313,21 +341,31 @@ impl<'s> Frame<'s, '_> {
         let Some(Item::Raw(block)) = self.raw_index(selector).map(|index| &mut self.items[index]) else {
             return ctx.skip();
         };
-        let size = block.layout().size() * usize::from(keep) / 256;
+        let old = block.layout();
+        let size = if keep < SHRINK_TO_NOTHING_BELOW { 0 } else { old.size() * usize::from(keep) / 256 };
         let Ok(new) = Layout::from_size_align(size, 1 << align_log2.min(12)) else {
             return ctx.skip();
         };
         ctx.summary.raw_calls += 1;
-        block.shrink(scope, new, ctx.noise).map_err(|m| ctx.violation(m))
+        let large_before = large_live_bytes(ctx, self.level, old.size())?;
+        if !block.shrink(scope, new, ctx.noise).map_err(|m| ctx.violation(m))? {
+            // Shrinking to a larger alignment moves the block: a request like any other.
+            return ctx.refused(self.level, || format!("shrink({old:?} -> {new:?})"));
+        }
+        if size == 0 {
+            check_released(ctx, large_before, "shrunk to nothing")?;
+        }
+        Ok(())
     }
-
     fn raw_dealloc(&mut self, ctx: &mut Ctx<'_>, selector: u8) -> Result<(), Violation> {
         let Some(index) = self.raw_index(selector) else {
             return ctx.skip();
         };
         if let Item::Raw(block) = self.items.remove(index) {
             ctx.summary.raw_calls += 1;
+            let large_before = large_live_bytes(ctx, self.level, block.layout().size())?;
             block.deallocate(self.scope);
+            check_released(ctx, large_before, "deallocated")?;
         }
         Ok(())
     }
@@ -383,7 +421,7 @@ impl<'s> Frame<'s, '_> {
 }
 
 /// How [`Frame::vec_append`] appends.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Append {
     Push,
     Iterator,
@@ -404,7 +442,7 @@ fn op_up(op: &Op) -> u8 {
         | Op::RawShrink { up, .. }
         | Op::RawDealloc { up, .. }
         | Op::DropItem { up, .. } => up,
-        Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => 0,
+        Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim | Op::Limit { .. } => 0,
     }
 }
 
@@ -446,7 +484,7 @@ impl FrameOps for Frame<'_, '_> {
             Op::RawShrink { item, keep, align_log2, .. } => self.raw_shrink(ctx, item, keep, align_log2),
             Op::RawDealloc { item, .. } => self.raw_dealloc(ctx, item),
             Op::DropItem { item, .. } => self.drop_item(ctx, item),
-            Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim => Ok(()),
+            Op::Open { .. } | Op::Close | Op::Panic { .. } | Op::Trim | Op::Limit { .. } => Ok(()),
         }
     }
 
@@ -518,4 +556,27 @@ impl FrameOps for Frame<'_, '_> {
         }
         self.parent.as_deref_mut().is_some_and(|parent| parent.corrupt())
     }
+}
+
+/// The thread's arena's live large bytes, if the raw block of `size` bytes
+/// of the scope at `level` is a large block whose early release shows in
+/// them: it reached the threshold and its scope is on the thread's arena.
+fn large_live_bytes(ctx: &Ctx<'_>, level: usize, size: usize) -> Result<Option<usize>, Violation> {
+    let on_thread = ctx.accounts.get(level).is_some_and(|account| account.arena == ArenaId::ThreadLocal);
+    if size < ctx.threshold || !on_thread {
+        return Ok(None);
+    }
+    Ok(Some(thread_stats(ctx)?.large_live_bytes))
+}
+
+/// A large block let go of by its own scope is released at once.
+fn check_released(ctx: &Ctx<'_>, before: Option<usize>, how: &str) -> Result<(), Violation> {
+    let Some(before) = before else { return Ok(()) };
+    let after = thread_stats(ctx)?.large_live_bytes;
+    if after >= before {
+        return Err(ctx.violation(format!(
+            "a large raw block {how} by its scope was not released: {before} live large bytes before, {after} after"
+        )));
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use std::sync::Once;
 
 use super::decode::Reader;
 use super::pattern::{self, MAX_ITEM_BYTES};
-use super::{LARGE_SLAB_BYTES, MAX_LEVELS, Op, Options, RunSummary, ScopeKind, Violation};
+use super::{LARGE_SLAB_BYTES, LimitSetting, MAX_LEVELS, Op, Options, RunSummary, ScopeKind, Violation};
 use arena::{Arena, Config, Scope, Stats};
 
 mod frame;
@@ -100,6 +100,11 @@ pub(super) struct Ctx<'n> {
     /// Sum of live sizes and number of live large items at the last check.
     live_bytes: usize,
     live_large: usize,
+    /// The limit the thread's arena had when the run started, if the run
+    /// configures that arena (and may then change its limit).
+    unlimited: Option<usize>,
+    /// Whether a limit set by [`Op::Limit`] is in force on the thread's arena.
+    limited: bool,
 }
 
 impl Ctx<'_> {
@@ -142,6 +147,41 @@ impl Ctx<'_> {
             arena.trim();
         }
     }
+
+    /// Sets the thread's arena's limit as `setting` says; returns whether it
+    /// did (only a run that configures the thread's arena changes its limit).
+    fn set_limit(&mut self, setting: LimitSetting) -> Result<bool, Violation> {
+        let Some(unlimited) = self.unlimited else {
+            self.skip()?;
+            return Ok(false);
+        };
+        let in_use = thread_stats(self)?.bytes_in_use;
+        let limit_bytes = match setting {
+            LimitSetting::Lifted => unlimited,
+            LimitSetting::AtUse => in_use,
+            LimitSetting::BelowUse => in_use / 2,
+            LimitSetting::AboveUse => in_use.saturating_add(64 << 10),
+        };
+        arena::configure(Config { limit_bytes, ..arena::config() });
+        self.limited = setting != LimitSetting::Lifted;
+        check_arena(self, None)?;
+        Ok(true)
+    }
+
+    /// Whether the scope at `level` may refuse a request now: it is on the
+    /// thread's arena, and a limit is in force there.
+    fn may_refuse(&self, level: usize) -> bool {
+        self.limited && self.accounts.get(level).is_some_and(|account| account.arena == ArenaId::ThreadLocal)
+    }
+
+    /// The outcome of a refused request of the scope at `level`: skipped
+    /// under a limit, a violation otherwise.
+    fn refused(&mut self, level: usize, what: impl FnOnce() -> String) -> Result<(), Violation> {
+        if self.may_refuse(level) {
+            return self.skip();
+        }
+        Err(self.violation(format!("{} with no limit configured", what())))
+    }
 }
 
 /// Runs `bytes`; see [`super::run`].
@@ -177,6 +217,8 @@ pub(super) fn run(bytes: &[u8], options: Options) -> Result<RunSummary, Violatio
         regions: Vec::new(),
         live_bytes: 0,
         live_large: 0,
+        unlimited: reconfigure.then_some(saved.limit_bytes),
+        limited: false,
     };
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| top_level(&mut ctx)));
     if reconfigure {
@@ -242,6 +284,7 @@ fn top_level(ctx: &mut Ctx<'_>) -> Result<(), Violation> {
     while let Some(op) = ctx.next_op() {
         match op {
             Op::Trim => ctx.trim(),
+            Op::Limit { setting } => drop(ctx.set_limit(setting)?),
             Op::Close | Op::Panic { .. } => ctx.summary.skipped += 1,
             Op::Open { kind: ScopeKind::OwnedArena, .. } => {
                 open_scope(ctx, None, Vec::new(), ScopeKind::OwnedArena, 0, None)?;

@@ -1,0 +1,250 @@
+//! Promises on the cold paths whose breach is an abort, a deadlock or the
+//! exhaustion of the process's memory: each test runs its scenario in a child
+//! process of this binary (the test alone, under a time limit) and passes
+//! when the child exits cleanly.
+//!
+//! The binary's global allocator calls back into the crate from inside
+//! allocations made while a thread has armed it, as a global allocator that
+//! opens scopes would.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set in a child process to the name of the test whose scenario it runs.
+const CHILD_VAR: &str = "ARENA_COLD_PATH_CHILD";
+/// How long a scenario may take before it counts as hung (it takes well under a second).
+const CHILD_TIME_LIMIT: Duration = Duration::from_secs(60);
+const MIB: usize = 1 << 20;
+
+/// Runs `scenario` in a child process running only the test `name`, with the
+/// environment variables `env`, and fails unless it exits successfully
+/// within [`CHILD_TIME_LIMIT`]. In the child, runs `scenario` itself.
+fn in_child(name: &str, env: &[(&str, &str)], scenario: fn()) {
+    if std::env::var(CHILD_VAR).as_deref() == Ok(name) {
+        scenario();
+        return;
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_VAR, name)
+        .env_remove("ARENA_DEBUG")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > CHILD_TIME_LIMIT {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut output = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut output).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut output).unwrap();
+    match status {
+        None => panic!("{name} {env:?}: no exit after {CHILD_TIME_LIMIT:?} (hung)\n{output}"),
+        Some(status) => assert!(status.success(), "{name} {env:?}: {status}\n{output}"),
+    }
+    assert!(output.contains("1 passed"), "{name} {env:?}: the child ran no test\n{output}");
+}
+
+// ---- the re-entering global allocator ----------------------------------
+
+struct ReenteringAllocator;
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    static INSIDE: Cell<bool> = const { Cell::new(false) };
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Opens a scope and allocates in it, if this thread armed the allocator
+/// and is not inside such a call already.
+fn reenter() {
+    let armed = ARMED.try_with(Cell::get).unwrap_or(false);
+    if !armed || INSIDE.try_with(|inside| inside.replace(true)).unwrap_or(true) {
+        return;
+    }
+    CALLS.with(|n| n.set(n.get() + 1));
+    let sum = arena::scope(|s| s.from_fn(100, |i| i as u64).iter().sum::<u64>());
+    assert_eq!(sum, 4950);
+    INSIDE.with(|inside| inside.set(false));
+}
+
+// SAFETY: forwards every request to `System` unchanged; `reenter` runs safe
+// code only and is guarded against recursion by `INSIDE`.
+unsafe impl GlobalAlloc for ReenteringAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        reenter();
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        reenter();
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: ReenteringAllocator = ReenteringAllocator;
+
+// ---- a limit lowered inside a scope ------------------------------------
+
+#[test]
+fn a_limit_lowered_below_the_bytes_in_use_refuses_requests_and_keeps_the_invariants() {
+    in_child("a_limit_lowered_below_the_bytes_in_use_refuses_requests_and_keeps_the_invariants", &[], || {
+        let before = arena::config();
+        arena::scope(|s| {
+            let kept = s.filled(50_000, 3_u8);
+            arena::configure(arena::Config { limit_bytes: 1000, ..before });
+            assert!(s.try_filled(10, 0_u8).is_err(), "a request past the lowered limit");
+            assert!(s.try_zeroed::<u8>(4 * MIB).is_err(), "a large request past the lowered limit");
+            let refused = catch_unwind(|| arena::scope(|_| ()));
+            assert!(refused.is_ok());
+            assert_eq!(arena::check_invariants(), Ok(()));
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                s.scope(|inner| {
+                    assert!(inner.try_filled(10, 0_u8).is_err());
+                    panic!("unwinds through the child scope");
+                })
+            }));
+            assert!(unwound.is_err());
+            arena::trim();
+            assert_eq!(arena::check_invariants(), Ok(()));
+            assert!(kept.iter().all(|&byte| byte == 3));
+            arena::configure(before);
+            assert_eq!(s.try_filled(10, 5_u8).unwrap()[..], [5; 10]);
+        });
+        assert_eq!(arena::check_invariants(), Ok(()));
+    });
+}
+
+// ---- exhausted memory ---------------------------------------------------
+
+/// Allocates with `malloc` until it refuses even 16 bytes; returns the blocks.
+fn exhaust_the_heap(blocks: &mut Vec<*mut libc::c_void>) {
+    let mut size = 64 * MIB;
+    while size >= 16 {
+        // SAFETY: `malloc` may be called with any size; the result is checked.
+        let block = unsafe { libc::malloc(size) };
+        if block.is_null() {
+            size /= 2;
+        } else if blocks.len() < blocks.capacity() {
+            blocks.push(block);
+        } else {
+            // SAFETY: `block` came from `malloc` and is not used.
+            unsafe { libc::free(block) };
+            break;
+        }
+    }
+}
+
+#[test]
+fn try_zeroed_returns_an_error_once_memory_is_exhausted() {
+    in_child("try_zeroed_returns_an_error_once_memory_is_exhausted", &[], || {
+        // Another thread's arena leaves large blocks to the process-wide
+        // pool, so that this thread's large requests need no new mapping,
+        // only a record of their own.
+        std::thread::spawn(|| {
+            arena::scope(|s| {
+                let blocks: Vec<_> = (0..8).map(|_| s.zeroed::<u8>(MIB)).collect();
+                drop(blocks);
+            });
+        })
+        .join()
+        .unwrap();
+        arena::scope(|s| drop(s.filled(10, 0_u8))); // this thread's arena exists
+        let mut hog = Vec::with_capacity(1 << 20);
+        let mut refused = 0;
+        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
+        unsafe {
+            let mut limit = std::mem::zeroed::<libc::rlimit>();
+            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
+            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
+            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
+            limit.rlim_cur = pages * 4096 + 16 * MIB as u64;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
+        }
+        arena::scope(|s| {
+            let mut held = Vec::with_capacity(64);
+            exhaust_the_heap(&mut hog);
+            for size in [MIB, MIB, MIB, 2 * MIB, 8 * MIB, 64 * MIB] {
+                for _ in 0..4 {
+                    match s.try_zeroed::<u8>(size) {
+                        Ok(array) => held.push(array),
+                        Err(_) => refused += 1,
+                    }
+                }
+            }
+            for block in hog.drain(..) {
+                // SAFETY: every block came from `malloc` and is not used.
+                unsafe { libc::free(block) };
+            }
+            assert!(refused > 0, "no request was refused with the address space limited");
+            drop(held);
+            assert_eq!(arena::check_invariants(), Ok(()));
+        });
+    });
+}
+
+// ---- the debug mode, read under a re-entering global allocator ---------
+
+/// The first read of `ARENA_DEBUG` happens inside an allocation slow path,
+/// while the global allocator opens scopes.
+fn first_debug_mode_read_under_reentry() {
+    ARMED.with(|armed| armed.set(true));
+    let total = arena::scope(|s| {
+        let big = s.from_fn(100_000, |i| i as u64); // the first slow path reads the mode
+        s.scope(|inner| inner.from_fn(1000, |i| i as u64).iter().sum::<u64>()) + big[99_999]
+    });
+    ARMED.with(|armed| armed.set(false));
+    assert_eq!(total, 499_500 + 99_999);
+    assert_eq!(arena::check_invariants(), Ok(()));
+}
+
+#[test]
+fn the_debug_mode_is_read_without_waiting_under_a_reentering_global_allocator() {
+    let name = "the_debug_mode_is_read_without_waiting_under_a_reentering_global_allocator";
+    if std::env::var(CHILD_VAR).is_ok() {
+        return in_child(name, &[], first_debug_mode_read_under_reentry);
+    }
+    for value in ["", "bypass", "poison", "unknown"] {
+        in_child(name, &[("ARENA_DEBUG", value)], first_debug_mode_read_under_reentry);
+    }
+}
+
+// ---- the pool's budget under concurrent trims ---------------------------
+
+#[test]
+fn a_budget_configured_while_another_thread_trims_the_pool_is_kept() {
+    in_child("a_budget_configured_while_another_thread_trims_the_pool_is_kept", &[], || {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|threads| {
+            threads.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    arena::trim_pool();
+                }
+            });
+            let read_back = (0..50_000).find_map(|round| {
+                let budget = (64 + round % 7) << 20;
+                arena::configure_pool(budget);
+                let read = arena::global_stats().pool_budget_bytes;
+                (read != budget).then_some((round, budget, read))
+            });
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(read_back, None, "(round, budget configured, budget read back)");
+        });
+    });
+}
