@@ -314,33 +314,47 @@ fn pack_a<T: Element>(
 ) {
     let kc = depth.len();
     for (panel, destination) in rows.clone().step_by(mr).zip(packed.chunks_exact_mut(mr * kc)) {
-        let height = mr.min(rows.end - panel);
         let first = panel * k + depth.start;
-        // A constant height unrolls the gather across the panel's rows.
-        match (height == mr, mr) {
-            (true, 4) => pack_full_a_panel::<T, 4>(&a[first..], k, destination),
-            (true, 6) => pack_full_a_panel::<T, 6>(&a[first..], k, destination),
-            (true, 8) => pack_full_a_panel::<T, 8>(&a[first..], k, destination),
-            _ => {
-                for (r, line) in a[first..].chunks(k).take(height).enumerate() {
-                    for (step, &value) in destination[r..].iter_mut().step_by(mr).zip(&line[..kc]) {
-                        *step = value;
-                    }
+        pack_panel(|r| &a[first + r * k..][..kc], mr.min(rows.end - panel), mr, destination);
+    }
+}
+
+/// Packs one micro-panel of `height` rows into `destination`, column after
+/// column: row `r < tall` is `line(r)` (at least `destination.len() / height`
+/// elements), rows `tall..height` are zeros.
+#[inline(always)]
+pub(crate) fn pack_panel<'a, T: Element>(
+    line: impl Fn(usize) -> &'a [T],
+    tall: usize,
+    height: usize,
+    destination: &mut [T],
+) {
+    // A constant height unrolls the gather across the panel's rows.
+    match (tall == height, height) {
+        (true, 4) => pack_full_panel::<T, 4>(&line, destination),
+        (true, 6) => pack_full_panel::<T, 6>(&line, destination),
+        (true, 8) => pack_full_panel::<T, 8>(&line, destination),
+        (true, 16) => pack_full_panel::<T, 16>(&line, destination),
+        _ => {
+            let kc = destination.len() / height;
+            for r in 0..tall {
+                for (step, &value) in destination[r..].iter_mut().step_by(height).zip(&line(r)[..kc]) {
+                    *step = value;
                 }
-                for step in destination.chunks_exact_mut(mr) {
-                    step[height..].fill(T::zero());
-                }
+            }
+            for step in destination.chunks_exact_mut(height) {
+                step[tall..].fill(T::zero());
             }
         }
     }
 }
 
-/// Packs `MR` whole rows, `k` apart from the start of `a`, of
+/// Packs `MR` whole rows, row `r` from `line(r)`, of
 /// `destination.len() / MR` elements each, column after column.
 #[inline(always)]
-fn pack_full_a_panel<T: Element, const MR: usize>(a: &[T], k: usize, destination: &mut [T]) {
+fn pack_full_panel<'a, T: Element, const MR: usize>(line: &impl Fn(usize) -> &'a [T], destination: &mut [T]) {
     let kc = destination.len() / MR;
-    let lines: [&[T]; MR] = std::array::from_fn(|r| &a[r * k..][..kc]);
+    let lines: [&[T]; MR] = std::array::from_fn(|r| &line(r)[..kc]);
     for (step, column) in destination.chunks_exact_mut(MR).enumerate() {
         for (value, line) in column.iter_mut().zip(&lines) {
             *value = line[step];
