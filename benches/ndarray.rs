@@ -4,8 +4,11 @@
 //! stencil), next to ndarray's own operator (`&a + &b`, `a.mapv(f)`,
 //! `a.sum_axis(Axis(0))`, `a.dot(&b.t())`) and the compute floor: ndarray's
 //! `Zip` (or `general_mat_mul`) writing into a buffer made once, outside the
-//! timed loop. Then a 5-point heat step both ways: with the kernels into a
-//! scope, and with ndarray's operators.
+//! timed loop. Then a 5-point heat step: a kernel per operation against
+//! ndarray's operators as one writes them (an operator that takes an array
+//! by value updates it in place) and against its operators on references
+//! only (a new array per operation, as the kernels make); and the kernels
+//! making the arrays with `+=` updating them in place.
 //!
 //! `cargo bench -p arena-benches --bench ndarray` prints one table: the
 //! median time per call over interleaved rounds (every form of a row once
@@ -207,61 +210,57 @@ fn main() {
     let (up, down) = (u.slice(s![..510, 1..511]), u.slice(s![2.., 1..511]));
     let (left, right) = (u.slice(s![1..511, ..510]), u.slice(s![1..511, 2..]));
     let c = u.slice(s![1..511, 1..511]);
-    let mut next = Array2::<f64>::zeros((510, 510));
     let (four, rate) = (arr0(4.0), arr0(r));
-    // ndarray's operators: the chain `&up + &down + ..` allocates its first
-    // sum and updates it in place (by-value operators reuse their operand).
+    // ndarray's operators as one writes them: the chain `&up + &down + ..`
+    // allocates its first sum and updates it in place (an operator that
+    // takes an array by value reuses it).
     let by_operators = || &c + &((&up + &down + left + right - &c * 4.0) * r);
-    let floor = |next: &mut Array2<f64>| {
-        Zip::from(next)
+    // ndarray's operators on references only: a new array per operation.
+    #[rustfmt::skip]
+    let by_reference = || &c + &(&(&(&(&(&up + &down) + &left) + &right) - &(&c * 4.0)) * r);
+    let mut next = Array2::<f64>::zeros((510, 510));
+    let mut floor = move || {
+        Zip::from(&mut next)
             .and(&up)
             .and(&down)
             .and(&left)
             .and(&right)
             .and(&c)
             .for_each(|o, &n, &s, &w, &e, &x| *o = x + r * (n + s + w + e - 4.0 * x));
+        black_box(&next);
+    };
+    // The kernels: a new array in the scope per operation.
+    let by_kernels = || {
+        arena::scope(|s| {
+            let vertical = nd::add(s, &up, &down);
+            let horizontal = nd::add(s, &left, &right);
+            let around = nd::add(s, &vertical, &horizontal);
+            let laplacian = nd::sub(s, &around, &nd::mul(s, &c, &four));
+            black_box(nd::add(s, &c, &nd::mul(s, &laplacian, &rate)));
+        });
+    };
+    // The kernels make the arrays; ndarray's compound assignment updates
+    // them in place, as its by-value operators do in `by_operators`.
+    let by_kernels_in_place = || {
+        arena::scope(|s| {
+            let mut laplacian = nd::add(s, &up, &down);
+            laplacian += &left;
+            laplacian += &right;
+            laplacian.scaled_add(-4.0, &c);
+            laplacian *= r;
+            black_box(nd::add(s, &c, &laplacian));
+        });
     };
     row(
-        "heat step, a kernel per operation (510 × 510 interior)",
-        [
-            Box::new(|| drop(black_box(by_operators()))),
-            Box::new(|| {
-                floor(&mut next);
-                black_box(&next);
-            }),
-            Box::new(|| {
-                arena::scope(|s| {
-                    let vertical = nd::add(s, &up, &down);
-                    let horizontal = nd::add(s, &left, &right);
-                    let around = nd::add(s, &vertical, &horizontal);
-                    let laplacian = nd::sub(s, &around, &nd::mul(s, &c, &four));
-                    black_box(nd::add(s, &c, &nd::mul(s, &laplacian, &rate)));
-                });
-            }),
-        ],
+        "heat step, kernels against operators (510 × 510 interior)",
+        [Box::new(|| drop(black_box(by_operators()))), Box::new(&mut floor), Box::new(by_kernels)],
     );
-    let mut next = Array2::<f64>::zeros((510, 510));
     row(
-        "heat step, kernels for new arrays, `+=` in place (510 × 510 interior)",
-        [
-            Box::new(|| drop(black_box(by_operators()))),
-            Box::new(|| {
-                floor(&mut next);
-                black_box(&next);
-            }),
-            Box::new(|| {
-                arena::scope(|s| {
-                    // The kernels make the arrays; ndarray's compound
-                    // assignment updates them in place, as its by-value
-                    // operators do in the chain above.
-                    let mut laplacian = nd::add(s, &up, &down);
-                    laplacian += &left;
-                    laplacian += &right;
-                    laplacian.scaled_add(-4.0, &c);
-                    laplacian *= r;
-                    black_box(nd::add(s, &c, &laplacian));
-                });
-            }),
-        ],
+        "heat step, kernels against operators on references",
+        [Box::new(|| drop(black_box(by_reference()))), Box::new(&mut floor), Box::new(by_kernels)],
+    );
+    row(
+        "heat step, kernels and `+=` against operators",
+        [Box::new(|| drop(black_box(by_operators()))), Box::new(&mut floor), Box::new(by_kernels_in_place)],
     );
 }
