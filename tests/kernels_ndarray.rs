@@ -436,3 +436,27 @@ fn results_are_released_with_the_scope() {
     });
     assert_eq!(arena::stats().bytes_in_use, before);
 }
+
+#[test]
+fn integer_sums_along_an_axis_wrap_in_every_build() {
+    let a = Array2::from_shape_fn((3, 20), |(i, j)| 100_i8.wrapping_add((i * 20 + j) as i8));
+    let wrapped = |lane: ndarray::ArrayView1<'_, i8>| lane.iter().fold(0_i8, |t, &x| t.wrapping_add(x));
+    arena::scope(|s| {
+        let by_rows = sum_axis(s, &a, Axis(1));
+        assert_eq!(by_rows.to_vec(), a.rows().into_iter().map(wrapped).collect::<std::vec::Vec<_>>());
+        let by_columns = sum_axis(s, &a, Axis(0));
+        assert_eq!(by_columns.to_vec(), a.columns().into_iter().map(wrapped).collect::<std::vec::Vec<_>>());
+    });
+}
+
+#[test]
+fn long_lanes_sum_pairwise() {
+    // 0.1 ten thousand times: pairwise summation stays within a few ulps.
+    let a = Array2::from_elem((2, 10_000), 0.1_f64);
+    arena::scope(|s| {
+        for (total, lane) in sum_axis(s, &a, Axis(1)).iter().zip(a.rows()) {
+            assert_eq!(*total, kernels::sum(lane.as_slice().unwrap()));
+            assert!((total - 1000.0).abs() < 1e-10, "{total}");
+        }
+    });
+}
