@@ -460,3 +460,53 @@ fn long_lanes_sum_pairwise() {
         }
     });
 }
+
+#[test]
+fn an_operand_given_by_value_takes_the_result_in_place() {
+    let a = sample();
+    let b = Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5 + 1.0);
+    arena::scope(|s| {
+        let sum = add(s, &a, &b);
+        let at = sum.as_ptr();
+        let before = arena::stats().bytes_in_use;
+        let diff = sub(s, sum, &b.t().t()); // (a + b) - b, over the sum
+        assert_eq!(diff.as_ptr(), at, "written over the operand");
+        assert_eq!(diff, &(&a + &b) - &b);
+        let quotient = div(s, &b, diff); // b / a, over the second operand
+        assert_eq!(quotient.as_ptr(), at);
+        assert_eq!(quotient, &b / &(&(&a + &b) - &b));
+        let product = kernels::ndarray::mul(s, quotient, &ndarray::array![2.0]); // broadcast `b`
+        assert_eq!(product.as_ptr(), at);
+        assert_eq!(arena::stats().bytes_in_use, before, "no new array");
+        assert_eq!(product, (&b / &(&(&a + &b) - &b)) * 2.0);
+    });
+}
+
+#[test]
+fn an_operand_by_value_of_another_shape_is_only_read() {
+    let row = ndarray::array![1.0, 2.0, 3.0];
+    let a = Array2::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as f64);
+    arena::scope(|s| {
+        let row_copy = kernels::ndarray::map(s, &row, |x| x);
+        let at = row_copy.as_ptr();
+        let sum = add(s, row_copy, &a); // broadcast to 2 × 3: a new array
+        assert_ne!(sum.as_ptr(), at);
+        assert_eq!(sum, &row + &a);
+    });
+}
+
+#[test]
+fn a_strided_view_of_scope_memory_by_value_is_written_in_place() {
+    let source = Array2::from_shape_fn((6, 8), |(i, j)| (i * 8 + j) as f64);
+    let other = Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as f64);
+    arena::scope(|s| {
+        let mut grid = kernels::ndarray::zeros::<f64, _>(s, (6, 8));
+        grid.assign(&source);
+        let every_other = grid.slice_move(s![..;2, ..;-2]); // 3 × 4, strided and reversed
+        let expected = &every_other + &other;
+        let at = every_other.as_ptr();
+        let result = add(s, every_other, &other);
+        assert_eq!(result.as_ptr(), at, "written over the view");
+        assert_eq!(result, expected);
+    });
+}

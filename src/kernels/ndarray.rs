@@ -25,7 +25,9 @@
 //! result in the scope. Inputs are read where they are, never copied first:
 //! the element-wise kernels walk the inputs lane by lane and write each
 //! output element once; `matmul` packs its operands into its blocks from
-//! their strides. The binary kernels broadcast as ndarray's arithmetic does.
+//! their strides. The binary kernels broadcast as ndarray's arithmetic does,
+//! and take an earlier result by value to write the next one over it
+//! ([`Operand`]), as ndarray's operators reuse an array taken by value.
 //!
 //! ```
 //! use arena::kernels::ndarray::{add, matmul, sum_axis};
@@ -437,35 +439,180 @@ fn co_broadcast<E: Dimension>(a: &[usize], b: &[usize]) -> Option<E> {
     Some(dim)
 }
 
-/// The binary kernels' common body: broadcast, then the slice kernel
-/// `flat` on whole inputs in one layout, else the lane loops with `op`.
+/// An operand of [`add`], [`sub`], [`mul`] and [`div`]: a reference to any
+/// ndarray array or view (`&a`, `&a.t()`, `&a.slice(..)`), read in place,
+/// or a mutable view of the scope's memory by value (an earlier kernel's
+/// output, a [`zeros`] array, a `slice_move` of either), which the kernel
+/// overwrites with its result when it has the result's shape, instead of
+/// making a new array, as ndarray's operators reuse an array they take by
+/// value.
+///
+/// ```
+/// use arena::kernels::ndarray::{add, mul};
+/// let (a, b) = (ndarray::array![1.0, 2.0], ndarray::array![10.0, 20.0]);
+/// arena::scope(|s| {
+///     let sum = add(s, &a, &b); // a new array in the scope
+///     let at = sum.as_ptr();
+///     let scaled = mul(s, sum, &ndarray::arr0(2.0)); // written over `sum`
+///     assert_eq!(scaled, ndarray::array![22.0, 44.0]);
+///     assert_eq!(scaled.as_ptr(), at);
+/// });
+/// ```
+///
+/// The trait is sealed: these two kinds of operand are all there is.
+pub trait Operand<'s>: sealed::Operand {
+    /// The element type.
+    type Elem;
+    /// The dimension type.
+    type Dim: Dimension;
+
+    /// The operand, read-only.
+    fn read(&self) -> ArrayView<'_, Self::Elem, Self::Dim>;
+
+    /// The operand's memory for the kernel to write its result into, if the
+    /// caller gave it up (a mutable view passed by value); else the operand.
+    fn into_output(self) -> Result<ArrayViewMut<'s, Self::Elem, Self::Dim>, Self>
+    where
+        Self: Sized;
+}
+
+mod sealed {
+    /// Only this module implements [`Operand`](super::Operand).
+    pub trait Operand {}
+    impl<S: ndarray::Data, D> Operand for &ndarray::ArrayBase<S, D> {}
+    impl<T, D> Operand for ndarray::ArrayViewMut<'_, T, D> {}
+}
+
+impl<'s, S, D> Operand<'s> for &ArrayBase<S, D>
+where
+    S: Data,
+    D: Dimension,
+{
+    type Elem = S::Elem;
+    type Dim = D;
+
+    #[inline]
+    fn read(&self) -> ArrayView<'_, S::Elem, D> {
+        (**self).view()
+    }
+
+    #[inline]
+    fn into_output(self) -> Result<ArrayViewMut<'s, S::Elem, D>, Self> {
+        Err(self)
+    }
+}
+
+impl<'s, 'x: 's, T, D> Operand<'s> for ArrayViewMut<'x, T, D>
+where
+    D: Dimension,
+{
+    type Elem = T;
+    type Dim = D;
+
+    #[inline]
+    fn read(&self) -> ArrayView<'_, T, D> {
+        self.view()
+    }
+
+    #[inline]
+    fn into_output(self) -> Result<ArrayViewMut<'s, T, D>, Self> {
+        Ok(self.reborrow())
+    }
+}
+
+/// `x` with the dimension type `E` (the same number of axes).
+fn with_dim<T, D: Dimension, E: Dimension>(x: ArrayViewMut<'_, T, D>) -> ArrayViewMut<'_, T, E> {
+    match x.into_dimensionality::<E>() {
+        Ok(x) => x,
+        Err(error) => unreachable!("an operand of the output's shape has its number of axes: {error}"),
+    }
+}
+
+/// `x` broadcast to `dim`, which the caller has checked it broadcasts to.
+fn broadcast_to<'a, T, D: Dimension, E: Dimension>(x: &'a ArrayView<'_, T, D>, dim: &E) -> ArrayView<'a, T, E> {
+    match x.broadcast(dim.clone()) {
+        Some(x) => x,
+        None => unreachable!("{:?} broadcasts to {:?}", x.shape(), dim.slice()),
+    }
+}
+
+/// `out[i] = f(out[i], y[i])` for arrays of one shape, lane by lane along
+/// the axis `out` is contiguous in (as [`zip_lanes`] reads).
+fn update_lanes<T: Copy, D: Dimension>(
+    out: &mut ArrayViewMut<'_, T, D>,
+    y: ArrayView<'_, T, D>,
+    f: impl Fn(T, T) -> T,
+) {
+    let column_major = prefers_column_major(out.shape(), &[out.strides()]);
+    let (mut out, y) =
+        if column_major { (out.view_mut().reversed_axes(), y.reversed_axes()) } else { (out.view_mut(), y) };
+    for (mut out_lane, y_lane) in out.rows_mut().into_iter().zip(y.rows()) {
+        let len = out_lane.len();
+        match (out_lane.as_slice_mut(), Lane::of(y_lane)) {
+            (_, _) if len == 0 => {}
+            (Some(out), Lane::Slice(y)) => out.iter_mut().zip(y).for_each(|(x, &v)| *x = f(*x, v)),
+            (Some(out), Lane::Repeat(v)) => out.iter_mut().for_each(|x| *x = f(*x, v)),
+            _ => Zip::from(&mut out_lane).and(&y_lane).for_each(|x, &v| *x = f(*x, v)),
+        }
+    }
+}
+
+/// The binary kernels' common body: broadcast; then into an operand given
+/// by value that has the output's shape, or the slice kernel `flat` on
+/// whole inputs in one layout, or the lane loops with `op`.
 #[track_caller]
-fn binary<'x, 's, T, Sa, Sb, Da, Db>(
+fn binary<'x, 's, T, A, B>(
     kernel: &str,
     scope: &'x Scope<'s>,
-    a: &ArrayBase<Sa, Da>,
-    b: &ArrayBase<Sb, Db>,
+    a: A,
+    b: B,
     flat: impl FnOnce(&[T], &[T]) -> Vec<T, &'x Scope<'s>>,
     op: impl Fn(T, T) -> T,
-) -> ArrayViewMut<'s, T, <Da as DimMax<Db>>::Output>
+) -> ArrayViewMut<'s, T, <A::Dim as DimMax<B::Dim>>::Output>
 where
     T: Element,
-    Sa: Data<Elem = T>,
-    Sb: Data<Elem = T>,
-    Da: Dimension + DimMax<Db>,
-    Db: Dimension,
+    A: Operand<'s, Elem = T>,
+    B: Operand<'s, Elem = T>,
+    A::Dim: DimMax<B::Dim>,
 {
-    let broadcast = co_broadcast::<<Da as DimMax<Db>>::Output>(a.shape(), b.shape())
-        .and_then(|dim| Some((a.broadcast(dim.clone())?, b.broadcast(dim)?)));
-    let Some((x, y)) = broadcast else {
+    let (a_dim, b_dim) = (a.read().raw_dim(), b.read().raw_dim());
+    let broadcast = co_broadcast::<<A::Dim as DimMax<B::Dim>>::Output>(a_dim.slice(), b_dim.slice());
+    let Some(dim) = broadcast.filter(|dim| dim.size_checked().is_some()) else {
         panic!(
             "arena::kernels::{kernel}: `a` has shape {:?} and `b` has shape {:?}, which do not broadcast together",
-            a.shape(),
-            b.shape()
+            a_dim.slice(),
+            b_dim.slice()
         )
     };
+    // An operand given up (by value) with the output's shape takes the
+    // result in place, as ndarray's operators reuse an array taken by value.
+    let a = match a.into_output() {
+        Ok(mut out) if a_dim.slice() == dim.slice() => {
+            update_lanes(&mut out, broadcast_to(&b.read(), &a_dim), &op);
+            return with_dim(out);
+        }
+        Ok(out) => Err(out),
+        Err(a) => Ok(a),
+    };
+    let a_read = match &a {
+        Ok(a) => a.read(),
+        Err(a) => a.view(),
+    };
+    let b = match b.into_output() {
+        Ok(mut out) if b_dim.slice() == dim.slice() => {
+            update_lanes(&mut out, broadcast_to(&a_read, &b_dim), |y, x| op(x, y));
+            return with_dim(out);
+        }
+        Ok(out) => Err(out),
+        Err(b) => Ok(b),
+    };
+    let b_read = match &b {
+        Ok(b) => b.read(),
+        Err(b) => b.view(),
+    };
+    let (x, y) = (broadcast_to(&a_read, &dim), broadcast_to(&b_read, &dim));
     match (whole(&x), whole(&y)) {
-        (Some((xs, x_f)), Some((ys, y_f))) if x_f == y_f => output_view(flat(xs, ys), x.raw_dim(), x_f),
+        (Some((xs, x_f)), Some((ys, y_f))) if x_f == y_f => output_view(flat(xs, ys), dim, x_f),
         _ => zip_lanes(kernel, scope, x, y, &op),
     }
 }
@@ -478,23 +625,26 @@ macro_rules! elementwise_ndarray {
         /// `a` and `b` may have any layout (sliced, transposed, reversed)
         /// and broadcast against each other as in ndarray's arithmetic: the
         /// output has their common shape, with axes of length 1 (or missing
-        /// at the front) repeated.
+        /// at the front) repeated. Each is a reference (read in place) or a
+        /// mutable view by value, such as an earlier kernel's output: if it
+        /// has the output's shape, the result is written over it, which is
+        /// returned (see [`Operand`]); otherwise the result is a new array
+        /// in the scope.
         ///
         /// # Panics
         /// If the shapes do not broadcast together (the message names both),
         /// or if the scope cannot provide the memory.
         #[track_caller]
-        pub fn $name<'s, T, Sa, Sb, Da, Db>(
+        pub fn $name<'s, T, A, B>(
             scope: &Scope<'s>,
-            a: &ArrayBase<Sa, Da>,
-            b: &ArrayBase<Sb, Db>,
-        ) -> ArrayViewMut<'s, T, <Da as DimMax<Db>>::Output>
+            a: A,
+            b: B,
+        ) -> ArrayViewMut<'s, T, <A::Dim as DimMax<B::Dim>>::Output>
         where
             T: Element,
-            Sa: Data<Elem = T>,
-            Sb: Data<Elem = T>,
-            Da: Dimension + DimMax<Db>,
-            Db: Dimension,
+            A: Operand<'s, Elem = T>,
+            B: Operand<'s, Elem = T>,
+            A::Dim: DimMax<B::Dim>,
         {
             binary(concat!("ndarray::", stringify!($name)), scope, a, b, |x, y| super::$kernel(x, y, scope), $op)
         }
