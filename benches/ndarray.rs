@@ -211,9 +211,10 @@ fn main() {
     let c = u.slice(s![1..511, 1..511]);
     let (four, rate) = (arr0(4.0), arr0(r));
     // ndarray's operators as one writes them: the chain `&up + &down + ..`
-    // allocates its first sum and updates it in place (an operator that
-    // takes an array by value reuses it).
-    let by_operators = || &c + &((&up + &down + left + right - &c * 4.0) * r);
+    // allocates its first sum and updates it in place, as the last `+`
+    // updates its right operand (an operator that takes an array by value
+    // reuses it).
+    let by_operators = || &c + (&up + &down + left + right - &c * 4.0) * r;
     // ndarray's operators on references only: a new array per operation.
     #[rustfmt::skip]
     let by_reference = || &c + &(&(&(&(&(&up + &down) + &left) + &right) - &(&c * 4.0)) * r);
@@ -236,7 +237,7 @@ fn main() {
             let sum = nd::add(s, sum, &left);
             let sum = nd::add(s, sum, &right);
             let laplacian = nd::sub(s, sum, &nd::mul(s, &c, &four));
-            black_box(nd::add(s, &c, &nd::mul(s, laplacian, &rate)));
+            black_box(nd::add(s, &c, nd::mul(s, laplacian, &rate)));
         });
     };
     // The kernels on references only: a new array per operation.
