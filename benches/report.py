@@ -80,6 +80,7 @@ TABLES = {
     "parallel": ("cargo bench -q -p arena-benches --bench parallel", markdown_lines),
     "copy_threshold": ("cargo bench -q -p arena-benches --bench copy_threshold", markdown_lines),
     "matmul": ("cargo bench -q -p arena-benches --bench matmul", markdown_lines),
+    "ndarray": ("cargo bench -q -p arena-benches --bench ndarray", markdown_lines),
     "large": ("cargo bench -q -p arena-benches --bench large -- --output-format bencher", criterion_table),
     "kernels": ("cargo bench -q -p arena-benches --bench kernels -- --output-format bencher", criterion_table),
     "concat_sweep": (None, concat_table),

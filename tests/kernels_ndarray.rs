@@ -47,9 +47,25 @@ fn view_mut_writes_through_to_the_array() {
 fn a_shape_that_does_not_fit_is_an_error() {
     arena::scope(|s| {
         let mut a = s.zeroed::<u8>(6);
-        assert!(view(&a, (4, 2)).is_err());
-        assert!(view(&a, (2, 2)).is_err());
-        assert!(view_mut(&mut a, IxDyn(&[7])).is_err());
+        assert_eq!(view(&a, (4, 2)).unwrap_err().to_string(), "6 elements cannot form a 4 × 2 array");
+        assert_eq!(view(&a, (2, 2)).unwrap_err().to_string(), "6 elements cannot form a 2 × 2 array");
+        assert_eq!(view_mut(&mut a, IxDyn(&[7])).unwrap_err().to_string(), "6 elements cannot form an array of 7");
+        assert_eq!(view(&a[..1], (2, 3, 1)).unwrap_err().to_string(), "1 element cannot form a 2 × 3 × 1 array");
+        let error = view(&a, (4, 2)).unwrap_err();
+        assert_eq!((error.elements(), error.shape()), (6, &[4, 2][..]));
+        let as_ndarray: ndarray::ShapeError = error.into();
+        assert_eq!(as_ndarray.kind(), ndarray::ErrorKind::IncompatibleShape);
+    });
+}
+
+#[test]
+fn strides_that_do_not_fit_are_an_error_naming_the_shape() {
+    arena::scope(|s| {
+        let a = s.zeroed::<u8>(6);
+        let error = view(&a, (2, 3).strides((4, 1))).unwrap_err(); // the last row would end at 7
+        let text = error.to_string();
+        assert!(text.starts_with("6 elements cannot hold a 2 × 3 array with the strides given: "), "{text}");
+        assert!(std::error::Error::source(&error).is_some(), "ndarray's refusal is the source");
     });
 }
 
@@ -92,33 +108,293 @@ fn zeros_is_a_two_dimensional_temporary_in_the_scope() {
 
 // ------------------------------------------------- ndarray in, ndarray out
 
-/// `ndarray`'s own product, for reference.
-fn reference_product(a: &Array2<f64>, b: &Array2<f64>) -> Array2<f64> {
-    a.dot(b)
+use arena::kernels::ndarray::{add, div, map, matmul, mean_axis, sub, sum_axis};
+use ndarray::{Array, Array1, ArrayView, Axis, CowArray, Dimension, Ix2, s};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A 9 × 12 array of small integers as floats (exact sums and products).
+fn sample() -> Array2<f64> {
+    Array2::from_shape_fn((9, 12), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0)
+}
+
+/// The same array in many layouts, each 6 × 5, named for the failure message.
+fn layouts(big: &Array2<f64>) -> std::vec::Vec<(&'static str, CowArray<'_, f64, Ix2>)> {
+    vec![
+        ("contiguous", big.slice(s![..6, ..5]).to_owned().into()),
+        ("sliced", big.slice(s![1..7, 2..7]).into()),
+        ("stepped", big.slice(s![..6, ..10;2]).into()),
+        ("transposed", big.slice(s![2..7, 3..9]).reversed_axes().into()),
+        ("transposed copy", big.slice(s![2..7, 3..9]).t().to_owned().reversed_axes().reversed_axes().into()),
+        ("rows reversed", big.slice(s![..6;-1, ..5]).into()),
+        ("columns reversed", big.slice(s![2..8, ..5;-1]).into()),
+        ("both reversed", big.slice(s![3..9;-1, 7..12;-1]).into()),
+    ]
 }
 
 #[test]
-fn matmul_of_arrays_and_views_in_any_layout_matches_ndarray() {
-    let a = Array2::from_shape_fn((37, 20), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
-    let b = Array2::from_shape_fn((20, 45), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
-    let expected = reference_product(&a, &b);
-    let before = arena::stats().bytes_in_use;
+fn binary_kernels_on_every_layout_equal_ndarrays_operators() {
+    let big = sample();
+    let other = Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5 + 1.0);
+    for (a_name, a) in layouts(&big) {
+        for (b_name, b) in layouts(&other) {
+            assert_eq!(a.shape(), b.shape(), "{a_name} × {b_name}");
+            arena::scope(|s| {
+                assert_eq!(add(s, &a, &b), &a + &b, "add, {a_name} and {b_name}");
+                assert_eq!(sub(s, &a, &b), &a - &b, "sub, {a_name} and {b_name}");
+                assert_eq!(kernels::ndarray::mul(s, &a, &b), &a * &b, "mul, {a_name} and {b_name}");
+                assert_eq!(div(s, &a, &b), &a / &b, "div, {a_name} and {b_name}");
+            });
+        }
+    }
+}
+
+#[test]
+fn binary_kernels_do_not_copy_strided_inputs() {
+    // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
+    // of either input would add as much again.
+    let big = Array2::from_shape_fn((512, 512), |(i, j)| (i + j) as f64);
+    let (a, b) = (big.slice(s![1..511, ..510]), big.slice(s![1..511, 2..]));
     arena::scope(|s| {
-        let c = kernels::ndarray::matmul(s, &a, &b.view());
-        assert_eq!(c.shape(), [37, 45]);
-        assert!(c.is_standard_layout());
-        // Small integers and halves: every product and sum is exact.
-        assert_eq!(c, expected);
-        assert!(arena::stats().bytes_in_use >= before + 37 * 45 * 8, "the result is in the scope");
-        // A transposed view (column-major) is copied first, not misread.
-        let bt = b.t().to_owned();
-        let at = a.t().to_owned();
-        let c_t = kernels::ndarray::matmul(s, &at.t(), &bt.t()); // a and b, column-major
-        assert_eq!(c_t, expected);
-        let strided = kernels::ndarray::matmul(s, &a.slice(ndarray::s![..;2, ..]), &b);
-        assert_eq!(strided, reference_product(&a.slice(ndarray::s![..;2, ..]).to_owned(), &b));
+        let before = arena::stats().bytes_in_use;
+        let sum = add(s, &a, &b);
+        let used = arena::stats().bytes_in_use - before;
+        assert!(used < 2 * 510 * 510 * 8, "{used} bytes for a 510 × 510 sum: an input was copied");
+        assert_eq!(sum, &a + &b);
     });
-    assert_eq!(arena::stats().bytes_in_use, before);
+}
+
+#[test]
+fn transposed_inputs_give_a_column_major_output() {
+    let big = sample();
+    arena::scope(|s| {
+        let a = big.t();
+        let sum = add(s, &a, &a);
+        assert_eq!(sum, &a + &a);
+        assert!(sum.t().is_standard_layout(), "column-major, as ndarray's own `&a + &a`");
+        let sliced = big.slice(s![1..8, 2..11]).reversed_axes();
+        let diff = sub(s, &sliced, &sliced.mapv(|x| x * 2.0));
+        assert_eq!(diff, sliced.mapv(|x| -x));
+    });
+}
+
+#[test]
+fn binary_kernels_broadcast_as_ndarray_does() {
+    let a = Array2::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as f64);
+    let row = ndarray::array![10.0, 20.0, 30.0];
+    let column = ndarray::array![[100.0], [200.0]];
+    let scalar = ndarray::arr0(0.5);
+    arena::scope(|s| {
+        assert_eq!(add(s, &a, &row), &a + &row); // `add(s, &a_2x3, &b_3)`
+        assert_eq!(add(s, &row, &a), &row + &a);
+        assert_eq!(sub(s, &a, &column), &a - &column);
+        assert_eq!(sub(s, &column, &a), &column - &a);
+        assert_eq!(kernels::ndarray::mul(s, &a, &scalar), &a * &scalar);
+        assert_eq!(div(s, &scalar, &a.t()), &scalar / &a.t());
+        assert_eq!(add(s, &column, &row), &column + &row); // 2 × 1 and 3 give 2 × 3
+        let reversed_row = row.slice(s![..;-1]);
+        assert_eq!(add(s, &a.slice(s![..;-1, ..]), &reversed_row), &a.slice(s![..;-1, ..]) + &reversed_row);
+        let dynamic = a.clone().into_dyn();
+        assert_eq!(add(s, &dynamic, &row), &dynamic + &row);
+        let cube = Array::from_shape_fn((2, 2, 3), |(i, j, k)| (i * 6 + j * 3 + k) as f64);
+        assert_eq!(add(s, &cube, &a.slice(s![..1, ..])), &cube + &a.slice(s![..1, ..]));
+        assert_eq!(add(s, &cube.t(), &column.t().to_owned().into_shape_with_order((2, 1)).unwrap()).shape(), [3, 2, 2]);
+    });
+}
+
+#[test]
+#[should_panic(
+    expected = "arena::kernels::ndarray::add: `a` has shape [2, 3] and `b` has shape [3, 2], which do not broadcast together"
+)]
+fn binary_kernels_refuse_shapes_that_do_not_broadcast() {
+    arena::scope(|s| {
+        add(s, &Array2::<f64>::zeros((2, 3)), &Array2::zeros((3, 2)));
+    });
+}
+
+#[test]
+#[should_panic(expected = "arena::kernels::ndarray::div: `a` has shape [4] and `b` has shape [2, 3]")]
+fn binary_kernels_name_both_shapes_of_any_dimension() {
+    arena::scope(|s| {
+        div(s, &Array1::<f64>::ones(4), &Array2::ones((2, 3)));
+    });
+}
+
+#[test]
+fn empty_and_single_row_or_column_shapes() {
+    for shape in [(0, 0), (0, 5), (5, 0), (1, 7), (7, 1), (1, 1)] {
+        let a = Array2::from_shape_fn(shape, |(i, j)| (i * 10 + j) as f64 + 1.0);
+        let b = Array2::from_shape_fn(shape, |(i, j)| (i + j * 3) as f64 - 2.0);
+        arena::scope(|s| {
+            assert_eq!(add(s, &a, &b.t().t()), &a + &b, "{shape:?}");
+            assert_eq!(sub(s, &a.t(), &b.t()), &a.t() - &b.t(), "{shape:?}");
+            assert_eq!(map(s, &a.slice(s![..;-1, ..]), |x| x * 3.0), a.slice(s![..;-1, ..]).mapv(|x| x * 3.0));
+            for axis in [Axis(0), Axis(1)] {
+                assert_eq!(sum_axis(s, &a, axis), a.sum_axis(axis), "{shape:?} {axis:?}");
+                assert_eq!(sum_axis(s, &a.t(), axis), a.t().sum_axis(axis), "{shape:?} {axis:?}");
+                match a.mean_axis(axis) {
+                    Some(expected) => assert_eq!(mean_axis(s, &a, axis).unwrap(), expected, "{shape:?} {axis:?}"),
+                    None => assert!(mean_axis(s, &a, axis).is_none(), "{shape:?} {axis:?}"),
+                }
+            }
+            let b_t = Array2::from_shape_fn((shape.1, 3), |(i, j)| (i + j) as f64);
+            assert_eq!(matmul(s, &a, &b_t), a.dot(&b_t), "{shape:?}");
+            assert_eq!(matmul(s, &a.t(), &a), a.t().dot(&a), "{shape:?}");
+        });
+    }
+}
+
+#[test]
+fn map_on_every_layout_equals_mapv() {
+    let big = sample();
+    for (name, a) in layouts(&big) {
+        arena::scope(|s| {
+            let f = |x: f64| x * x - 0.5;
+            assert_eq!(map(s, &a, f), a.mapv(f), "{name}");
+            assert_eq!(map(s, &a, |x| x as i32), a.mapv(|x| x as i32), "{name}");
+            let strings = map(s, &a, |x| format!("{x}"));
+            assert_eq!(strings, a.mapv(|x| format!("{x}")), "{name}");
+        });
+    }
+}
+
+/// Drops of [`Counted`] values (only the test below makes them).
+static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A value that counts its drops.
+struct Counted;
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn map_drops_what_it_made_when_the_closure_panics() {
+    let big = sample();
+    for (name, a) in layouts(&big) {
+        for panic_at in [0, 1, 7, 29] {
+            DROPS.store(0, Ordering::Relaxed);
+            let made = AtomicUsize::new(0);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                arena::scope(|s| {
+                    map(s, &a, |_: f64| {
+                        if made.load(Ordering::Relaxed) == panic_at {
+                            panic!("the closure fails at element {panic_at}");
+                        }
+                        made.fetch_add(1, Ordering::Relaxed);
+                        Counted
+                    });
+                });
+            }));
+            assert!(outcome.is_err());
+            assert_eq!(made.load(Ordering::Relaxed), panic_at, "{name}");
+            assert_eq!(
+                DROPS.load(Ordering::Relaxed),
+                panic_at,
+                "{name}, panic at {panic_at}: each value made is dropped once"
+            );
+        }
+    }
+}
+
+#[test]
+fn map_is_usable_from_a_sync_closure_only() {
+    // The slice path may run in parallel; the lane path runs on this thread.
+    let a = Array2::from_shape_fn((3, 3), |(i, j)| (i + j) as f64);
+    arena::scope(|s| assert_eq!(map(s, &a.t(), |x| x + 1.0), a.t().mapv(|x| x + 1.0)));
+}
+
+/// `|x - y| <= 1e-12 * (1 + |y|)` elementwise, with equal shapes.
+fn assert_close<D: Dimension>(x: ArrayView<'_, f64, D>, y: ArrayView<'_, f64, D>, what: &str) {
+    assert_eq!(x.shape(), y.shape(), "{what}");
+    for (u, v) in x.iter().zip(y.iter()) {
+        assert!((u - v).abs() <= 1e-12 * (1.0 + v.abs()), "{what}: {u} vs {v}");
+    }
+}
+
+#[test]
+fn sums_and_means_along_an_axis_on_every_layout_match_ndarray() {
+    let big = Array2::from_shape_fn((9, 12), |(i, j)| ((i * 7 + j * 3) % 11) as f64 * 0.1 - 0.37);
+    for (name, a) in layouts(&big) {
+        arena::scope(|s| {
+            for axis in [Axis(0), Axis(1)] {
+                assert_close(sum_axis(s, &a, axis).view(), a.sum_axis(axis).view(), &format!("sum, {name} {axis:?}"));
+                let mean = mean_axis(s, &a, axis).unwrap();
+                assert_close(mean.view(), a.mean_axis(axis).unwrap().view(), &format!("mean, {name} {axis:?}"));
+            }
+        });
+    }
+    let cube = Array::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 20 + j * 5 + k) as i64);
+    arena::scope(|s| {
+        for axis in 0..3 {
+            let axis = Axis(axis);
+            assert_eq!(sum_axis(s, &cube, axis), cube.sum_axis(axis));
+            assert_eq!(sum_axis(s, &cube.t(), axis), cube.t().sum_axis(axis));
+            let part = cube.slice(s![.., ..;-1, 1..]);
+            assert_eq!(mean_axis(s, &part, axis).map(|m| m.to_owned()), part.mean_axis(axis));
+        }
+        let line = ndarray::array![1.0, 2.0, 4.5];
+        assert_eq!(sum_axis(s, &line, Axis(0)), ndarray::arr0(7.5));
+        assert_eq!(mean_axis(s, &line.slice(s![..;-1]), Axis(0)).unwrap(), ndarray::arr0(2.5));
+    });
+}
+
+#[test]
+fn sums_along_an_axis_live_in_the_scope() {
+    let a = Array2::<f32>::ones((64, 32));
+    arena::scope(|s| {
+        let before = arena::stats().bytes_in_use;
+        let sums = sum_axis(s, &a, Axis(1));
+        assert!(arena::stats().bytes_in_use >= before + 64 * 4, "the sums are in the scope");
+        assert!(sums.iter().all(|&x| x == 32.0));
+    });
+}
+
+#[test]
+#[should_panic(expected = "arena::kernels::ndarray::sum_axis: axis 2 is out of bounds for an array of 2 dimensions")]
+fn sum_axis_names_an_axis_out_of_bounds() {
+    arena::scope(|s| {
+        sum_axis(s, &Array2::<f64>::zeros((2, 3)), Axis(2));
+    });
+}
+
+#[test]
+#[should_panic(expected = "arena::kernels::ndarray::mean_axis: the axis length 300 is not a value of u8")]
+fn mean_axis_names_an_axis_length_the_type_cannot_hold() {
+    arena::scope(|s| {
+        mean_axis(s, &Array2::<u8>::zeros((300, 2)), Axis(0));
+    });
+}
+
+#[test]
+fn matmul_of_every_layout_matches_ndarray() {
+    let big = sample();
+    let other = Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5);
+    for (a_name, a) in layouts(&big) {
+        for (b_name, b) in layouts(&other) {
+            // a is 6 × 5; bᵀ is 5 × 6: small integers and halves, exact.
+            arena::scope(|s| {
+                assert_eq!(matmul(s, &a, &b.t()), a.dot(&b.t()), "{a_name} · ({b_name})ᵀ");
+                assert_eq!(matmul(s, &a.t(), &b), a.t().dot(&b), "({a_name})ᵀ · {b_name}");
+            });
+        }
+    }
+}
+
+#[test]
+fn matmul_of_large_strided_operands_matches_ndarray() {
+    // Several blocks of every kind (rows of `a`, depth, columns of `b`), in
+    // parallel, with edges, from sliced, transposed and reversed operands.
+    let big = Array2::from_shape_fn((300, 310), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+    let a = big.slice(s![3..290, 1..299;-1]); // 287 × 298, columns reversed
+    let b = big.slice(s![.., 2..300]).reversed_axes(); // 298 × 300, a transpose
+    arena::scope(|s| {
+        let c = matmul(s, &a, &b);
+        assert_eq!(c, a.dot(&b), "exact: small integers");
+        let c_t = matmul(s, &b.t(), &a.t());
+        assert_eq!(c_t, b.t().dot(&a.t()));
+    });
 }
 
 #[test]
@@ -130,28 +406,108 @@ fn matmul_of_mismatched_arrays_names_both_shapes() {
 }
 
 #[test]
-fn elementwise_kernels_keep_the_shape_and_read_any_layout() {
+fn integer_kernels_on_strided_views_match_ndarray() {
     let a = Array2::from_shape_fn((4, 6), |(i, j)| (i * 6 + j) as i64 + 1);
     let b = Array2::from_shape_fn((6, 4), |(i, j)| (i * 4 + j) as i64 + 2);
     arena::scope(|s| {
         let bt = b.t(); // 4 × 6, column-major
-        assert_eq!(kernels::ndarray::add(s, &a, &bt), &a + &bt);
-        assert_eq!(kernels::ndarray::sub(s, &a.view(), &bt), &a - &bt);
+        assert_eq!(add(s, &a, &bt), &a + &bt);
+        assert_eq!(sub(s, &a.view(), &bt), &a - &bt);
         assert_eq!(kernels::ndarray::mul(s, &a, &bt), &a * &bt);
-        assert_eq!(kernels::ndarray::div(s, &a, &bt), &a / &bt);
-        let squares = kernels::ndarray::map(s, &bt, |x| (x * x) as f64);
+        assert_eq!(div(s, &a, &bt), &a / &bt);
+        assert_eq!(matmul(s, &a, &b), a.dot(&b));
+        assert_eq!(matmul(s, &bt, &a.t()), bt.dot(&a.t()));
+        let squares = map(s, &bt, |x| (x * x) as f64);
         assert_eq!(squares, bt.mapv(|x| (x * x) as f64));
-        assert_eq!(squares.shape(), [4, 6]);
         let dynamic = a.clone().into_dyn();
-        assert_eq!(kernels::ndarray::add(s, &dynamic, &dynamic), &dynamic * 2);
+        assert_eq!(add(s, &dynamic, &dynamic), &dynamic * 2);
     });
 }
 
 #[test]
-#[should_panic(expected = "arena::kernels::ndarray::add: `a` has shape [2, 3] but `b` has shape [3, 2]")]
-fn elementwise_kernels_refuse_different_shapes() {
+fn results_are_released_with_the_scope() {
+    let before = arena::stats().bytes_in_use;
+    let a = sample();
     arena::scope(|s| {
-        kernels::ndarray::add(s, &Array2::<f64>::zeros((2, 3)), &Array2::zeros((3, 2)));
+        let t = add(s, &a.t(), &a.t());
+        let u = matmul(s, &t, &a);
+        let v = sum_axis(s, &u, Axis(0));
+        assert_eq!(v.len(), 12);
+    });
+    assert_eq!(arena::stats().bytes_in_use, before);
+}
+
+#[test]
+fn integer_sums_along_an_axis_wrap_in_every_build() {
+    let a = Array2::from_shape_fn((3, 20), |(i, j)| 100_i8.wrapping_add((i * 20 + j) as i8));
+    let wrapped = |lane: ndarray::ArrayView1<'_, i8>| lane.iter().fold(0_i8, |t, &x| t.wrapping_add(x));
+    arena::scope(|s| {
+        let by_rows = sum_axis(s, &a, Axis(1));
+        assert_eq!(by_rows.to_vec(), a.rows().into_iter().map(wrapped).collect::<std::vec::Vec<_>>());
+        let by_columns = sum_axis(s, &a, Axis(0));
+        assert_eq!(by_columns.to_vec(), a.columns().into_iter().map(wrapped).collect::<std::vec::Vec<_>>());
+    });
+}
+
+#[test]
+fn long_lanes_sum_pairwise() {
+    // 0.1 ten thousand times: pairwise summation stays within a few ulps.
+    let a = Array2::from_elem((2, 10_000), 0.1_f64);
+    arena::scope(|s| {
+        for (total, lane) in sum_axis(s, &a, Axis(1)).iter().zip(a.rows()) {
+            assert_eq!(*total, kernels::sum(lane.as_slice().unwrap()));
+            assert!((total - 1000.0).abs() < 1e-10, "{total}");
+        }
+    });
+}
+
+#[test]
+fn an_operand_given_by_value_takes_the_result_in_place() {
+    let a = sample();
+    let b = Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5 + 1.0);
+    arena::scope(|s| {
+        let sum = add(s, &a, &b);
+        let at = sum.as_ptr();
+        let before = arena::stats().bytes_in_use;
+        let diff = sub(s, sum, &b.t().t()); // (a + b) - b, over the sum
+        assert_eq!(diff.as_ptr(), at, "written over the operand");
+        assert_eq!(diff, &(&a + &b) - &b);
+        let quotient = div(s, &b, diff); // b / a, over the second operand
+        assert_eq!(quotient.as_ptr(), at);
+        assert_eq!(quotient, &b / &(&(&a + &b) - &b));
+        let product = kernels::ndarray::mul(s, quotient, &ndarray::array![2.0]); // broadcast `b`
+        assert_eq!(product.as_ptr(), at);
+        assert_eq!(arena::stats().bytes_in_use, before, "no new array");
+        assert_eq!(product, (&b / &(&(&a + &b) - &b)) * 2.0);
+    });
+}
+
+#[test]
+fn an_operand_by_value_of_another_shape_is_only_read() {
+    let row = ndarray::array![1.0, 2.0, 3.0];
+    let a = Array2::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as f64);
+    arena::scope(|s| {
+        let row_copy = kernels::ndarray::map(s, &row, |x| x);
+        let at = row_copy.as_ptr();
+        let sum = add(s, row_copy, &a); // broadcast to 2 × 3: a new array
+        assert_ne!(sum.as_ptr(), at);
+        assert_eq!(sum, &row + &a);
+    });
+}
+
+#[test]
+fn a_strided_view_of_scope_memory_by_value_is_written_in_place() {
+    let source = Array2::from_shape_fn((6, 8), |(i, j)| (i * 8 + j) as f64);
+    let other = Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as f64);
+    arena::scope(|s| {
+        let mut grid = kernels::ndarray::zeros::<f64, _>(s, (6, 8));
+        grid.assign(&source);
+        let every_other = grid.slice_move(s![..;2, ..;-2]); // 3 × 4, strided and reversed
+        let expected = &every_other + &other;
+        let at = every_other.as_ptr();
+        let result = add(s, every_other, &other);
+        assert_eq!(result.as_ptr(), at, "written over the view");
+        assert_eq!(result, expected);
     });
 }
 

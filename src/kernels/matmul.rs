@@ -76,7 +76,26 @@ pub fn matmul_in<T: Element, A: Allocator + Copy>(
     check_inputs("matmul_in", a, b, m, k, n);
     let len = checked_product("matmul_in", "m * n", m, n);
     let mut out = vec_zeroed_in("matmul_in", len, alloc);
-    multiply("matmul_in", a, b, m, k, n, &mut out, alloc);
+    multiply("matmul_in", &RowMajor { data: a, cols: k }, &ColumnMajor { data: b, rows: n }, m, k, n, &mut out, alloc);
+    out
+}
+
+#[cfg(feature = "ndarray")]
+/// The `m × n` product of `a` (`m × k`) and the transpose of `b_t`
+/// (`n × k`), in a new row-major vector from `alloc`, each operand packed
+/// from wherever its elements are (see [`Panels`]). The caller has checked
+/// that the operands have these shapes; `kernel` names it in panics.
+#[track_caller]
+pub(crate) fn matmul_panels_in<T: Element, A: Allocator + Copy>(
+    kernel: &str,
+    a: &impl Panels<T>,
+    b_t: &impl Panels<T>,
+    (m, k, n): (usize, usize, usize),
+    alloc: A,
+) -> Vec<T, A> {
+    let len = checked_product(kernel, "m * n", m, n);
+    let mut out = vec_zeroed_in(kernel, len, alloc);
+    multiply(kernel, a, b_t, m, k, n, &mut out, alloc);
     out
 }
 
@@ -114,7 +133,7 @@ pub fn matmul_into<T: Element, A: Allocator>(
     let len = checked_product("matmul_into", "m * n", m, n);
     check_len("matmul_into", "`out`", out.len(), "m * n", len);
     out.fill(T::zero());
-    multiply("matmul_into", a, b, m, k, n, out, &scratch);
+    multiply("matmul_into", &RowMajor { data: a, cols: k }, &ColumnMajor { data: b, rows: n }, m, k, n, out, &scratch);
 }
 
 #[track_caller]
@@ -167,8 +186,8 @@ impl<T: Element> Tiles<T> {
 #[track_caller]
 fn multiply<T: Element, A: Allocator>(
     kernel: &str,
-    a: &[T],
-    b: &[T],
+    a: &impl Panels<T>,
+    b_t: &impl Panels<T>,
     m: usize,
     k: usize,
     n: usize,
@@ -197,18 +216,18 @@ fn multiply<T: Element, A: Allocator>(
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
             let packed_b = &mut packed_b[..kc * nc.next_multiple_of(nr)];
-            pack_b(b, n, pc..pc + kc, jc..jc + nc, nr, packed_b);
+            b_t.pack(jc..jc + nc, pc..pc + kc, nr, packed_b);
             let b_block = BlockOfB { packed: packed_b, kc, jc, nc };
             if parallel {
                 out.par_chunks_mut(block_len).enumerate().for_each(|(block, rows)| {
                     crate::scope(|worker| {
                         let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
-                        row_block(&tiles, a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                        row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);
                     });
                 });
             } else {
                 for (block, rows) in out.chunks_mut(block_len).enumerate() {
-                    row_block(&tiles, a, k, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                    row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);
                 }
             }
         }
@@ -222,6 +241,44 @@ struct BlockOfB<'p, T> {
     kc: usize,
     jc: usize,
     nc: usize,
+}
+
+/// A matrix operand of the product, as the packing reads it. The product
+/// packs `a` and the transpose of `b` the same way: panels of rows.
+pub(crate) trait Panels<T>: Sync {
+    /// Packs `self[rows, cols]` into `packed`: micro-panels of `height`
+    /// rows (the last zero-padded to `height`), panel after panel, and within
+    /// a panel column after column. `packed` holds
+    /// `rows.len().next_multiple_of(height) * cols.len()` elements.
+    fn pack(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, height: usize, packed: &mut [T]);
+}
+
+/// A row-major matrix of `cols` columns.
+pub(crate) struct RowMajor<'a, T> {
+    pub(crate) data: &'a [T],
+    pub(crate) cols: usize,
+}
+
+impl<T: Element> Panels<T> for RowMajor<'_, T> {
+    #[inline]
+    fn pack(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, height: usize, packed: &mut [T]) {
+        pack_a(self.data, self.cols, rows, cols, height, packed);
+    }
+}
+
+/// A column-major matrix of `rows` rows (the transpose of a row-major one
+/// with `rows` columns).
+pub(crate) struct ColumnMajor<'a, T> {
+    pub(crate) data: &'a [T],
+    pub(crate) rows: usize,
+}
+
+impl<T: Element> Panels<T> for ColumnMajor<'_, T> {
+    #[inline]
+    fn pack(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, height: usize, packed: &mut [T]) {
+        // Row `r` of the transpose is column `r` of the row-major original.
+        pack_b(self.data, self.rows, cols, rows, height, packed);
+    }
 }
 
 /// Packs `b[rows, cols]` into `packed`: micro-panels of `nr` columns,
@@ -257,33 +314,47 @@ fn pack_a<T: Element>(
 ) {
     let kc = depth.len();
     for (panel, destination) in rows.clone().step_by(mr).zip(packed.chunks_exact_mut(mr * kc)) {
-        let height = mr.min(rows.end - panel);
         let first = panel * k + depth.start;
-        // A constant height unrolls the gather across the panel's rows.
-        match (height == mr, mr) {
-            (true, 4) => pack_full_a_panel::<T, 4>(&a[first..], k, destination),
-            (true, 6) => pack_full_a_panel::<T, 6>(&a[first..], k, destination),
-            (true, 8) => pack_full_a_panel::<T, 8>(&a[first..], k, destination),
-            _ => {
-                for (r, line) in a[first..].chunks(k).take(height).enumerate() {
-                    for (step, &value) in destination[r..].iter_mut().step_by(mr).zip(&line[..kc]) {
-                        *step = value;
-                    }
+        pack_panel(|r| &a[first + r * k..][..kc], mr.min(rows.end - panel), mr, destination);
+    }
+}
+
+/// Packs one micro-panel of `height` rows into `destination`, column after
+/// column: row `r < tall` is `line(r)` (at least `destination.len() / height`
+/// elements), rows `tall..height` are zeros.
+#[inline(always)]
+pub(crate) fn pack_panel<'a, T: Element>(
+    line: impl Fn(usize) -> &'a [T],
+    tall: usize,
+    height: usize,
+    destination: &mut [T],
+) {
+    // A constant height unrolls the gather across the panel's rows.
+    match (tall == height, height) {
+        (true, 4) => pack_full_panel::<T, 4>(&line, destination),
+        (true, 6) => pack_full_panel::<T, 6>(&line, destination),
+        (true, 8) => pack_full_panel::<T, 8>(&line, destination),
+        (true, 16) => pack_full_panel::<T, 16>(&line, destination),
+        _ => {
+            let kc = destination.len() / height;
+            for r in 0..tall {
+                for (step, &value) in destination[r..].iter_mut().step_by(height).zip(&line(r)[..kc]) {
+                    *step = value;
                 }
-                for step in destination.chunks_exact_mut(mr) {
-                    step[height..].fill(T::zero());
-                }
+            }
+            for step in destination.chunks_exact_mut(height) {
+                step[tall..].fill(T::zero());
             }
         }
     }
 }
 
-/// Packs `MR` whole rows, `k` apart from the start of `a`, of
+/// Packs `MR` whole rows, row `r` from `line(r)`, of
 /// `destination.len() / MR` elements each, column after column.
 #[inline(always)]
-fn pack_full_a_panel<T: Element, const MR: usize>(a: &[T], k: usize, destination: &mut [T]) {
+fn pack_full_panel<'a, T: Element, const MR: usize>(line: &impl Fn(usize) -> &'a [T], destination: &mut [T]) {
     let kc = destination.len() / MR;
-    let lines: [&[T]; MR] = std::array::from_fn(|r| &a[r * k..][..kc]);
+    let lines: [&[T]; MR] = std::array::from_fn(|r| &line(r)[..kc]);
     for (step, column) in destination.chunks_exact_mut(MR).enumerate() {
         for (value, line) in column.iter_mut().zip(&lines) {
             *value = line[step];
@@ -296,8 +367,7 @@ fn pack_full_a_panel<T: Element, const MR: usize>(a: &[T], k: usize, destination
 #[allow(clippy::too_many_arguments)]
 fn row_block<T: Element>(
     tiles: &Tiles<T>,
-    a: &[T],
-    k: usize,
+    a: &impl Panels<T>,
     ic: usize,
     pc: usize,
     out_rows: &mut [T],
@@ -309,7 +379,7 @@ fn row_block<T: Element>(
     let (mr, nr) = (tiles.mr(), tiles.nr());
     let mc = out_rows.len() / n;
     let packed_a = &mut packed_a[..mc.next_multiple_of(mr) * kc];
-    pack_a(a, k, ic..ic + mc, pc..pc + kc, mr, packed_a);
+    a.pack(ic..ic + mc, pc..pc + kc, mr, packed_a);
     let mut edge = [T::zero(); MAX_TILE];
     for (jr, b_panel) in packed_b.chunks_exact(kc * nr).enumerate() {
         let col = jc + jr * nr;

@@ -52,8 +52,11 @@
 //!   AVX2 + FMA, in the crate's private `simd` module: the kernels stay free
 //!   of `unsafe`), level with `matrixmultiply` from 256 × 256 on; its
 //!   packing buffers come from the allocator it is given;
-//! - with the `ndarray` feature, `kernels::ndarray::{view, view_mut}`:
-//!   zero-copy `ndarray` views of scoped arrays.
+//! - with the `ndarray` feature, `kernels::ndarray`: zero-copy `ndarray`
+//!   views of scoped arrays (`view`, `view_mut`), and `add`, `sub`, `mul`,
+//!   `div`, `map`, `sum_axis`, `mean_axis` and `matmul` on ndarray arrays of
+//!   any layout (read in place, broadcast as ndarray does), results in the
+//!   scope.
 //!
 //! # Conventions
 //!
