@@ -13,6 +13,9 @@ pub(crate) enum Failure {
     TooAligned { align: usize },
     /// The request would take `bytes_in_use` past the configured limit.
     OverLimit { in_use: usize, limit: usize },
+    /// The memory it needs would take the bytes all arenas hold past the
+    /// process limit.
+    OverProcessLimit { requested: usize, held: usize, limit: usize },
     /// The system allocator returned null.
     Refused,
     /// An allocator given to a kernel refused the memory.
@@ -49,6 +52,11 @@ impl fmt::Display for ArrayRequest {
             Failure::OverLimit { in_use, limit } => {
                 write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")
             }
+            Failure::OverProcessLimit { requested, held, limit } => write!(
+                f,
+                "the {requested} bytes it needs from the system would exceed the process limit of {limit} bytes \
+                 ({held} held by all arenas)"
+            ),
             Failure::Refused => write!(f, "the system allocator refused {bytes} bytes"),
             Failure::AllocatorRefused => write!(f, "the allocator refused {bytes} bytes"),
             Failure::MapRefused(errno) => {

@@ -53,29 +53,55 @@ pub(crate) enum MapError {
     Map(Option<i32>),
     /// `mlock` failed.
     Lock(Option<i32>),
+    /// The mapping would pass the process limit
+    /// ([`set_process_limit`](crate::set_process_limit)).
+    OverProcessLimit,
 }
 
 // SAFETY: a block owns its mapping exclusively (`ptr` points into it); moving
 // it to another thread (through the process-wide pool) moves that ownership.
 unsafe impl Send for LargeBlock {}
 
+impl Drop for LargeBlock {
+    /// Uncounts the mapping from the process's held bytes; the mapping
+    /// itself is unmapped when its field drops, right after.
+    fn drop(&mut self) {
+        crate::process::release(self.map.len());
+    }
+}
+
 impl LargeBlock {
     /// A fresh mapping of `len` bytes (a size class). Returns the block and
     /// whether a huge-page request was refused.
     pub(crate) fn map(len: usize, options: MapOptions) -> Result<(LargeBlock, bool), MapError> {
+        crate::process::acquire(len).map_err(|_| MapError::OverProcessLimit)?;
         let mut builder = MmapOptions::new();
         builder.len(len);
         if options.populate {
             builder.populate();
         }
-        let mut map = builder.map_anon().map_err(|e| MapError::Map(e.raw_os_error()))?;
-        // A successful mapping is never at address 0.
-        let ptr = NonNull::new(map.as_mut_ptr()).ok_or(MapError::Map(None))?;
-        let huge_refused = options.huge_pages && len >= HUGE_PAGE_BYTES && map.advise(Advice::HugePage).is_err();
+        let mut map = match builder.map_anon() {
+            Ok(map) => map,
+            Err(error) => {
+                crate::process::release(len);
+                return Err(MapError::Map(error.raw_os_error()));
+            }
+        };
+        let Some(ptr) = NonNull::new(map.as_mut_ptr()) else {
+            // Never: a successful mapping is never at address 0.
+            drop(map);
+            crate::process::release(len);
+            return Err(MapError::Map(None));
+        };
+        // From here the block owns the mapping and its count: dropping it
+        // (a refused lock below) unmaps and uncounts both.
+        let mut block = LargeBlock { map, ptr, zeroed: true, locked: false };
+        let huge_refused = options.huge_pages && len >= HUGE_PAGE_BYTES && block.map.advise(Advice::HugePage).is_err();
         if options.lock {
-            map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
+            block.map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
+            block.locked = true;
         }
-        Ok((LargeBlock { map, ptr, zeroed: true, locked: options.lock }, huge_refused))
+        Ok((block, huge_refused))
     }
 
     /// Locks or unlocks the pages, as `lock` says. A refused lock leaves the

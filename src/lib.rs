@@ -84,6 +84,7 @@ mod large;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod pool;
+mod process;
 mod scope;
 mod simd;
 mod size_class;
@@ -111,6 +112,7 @@ pub use capture::{
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
 pub use pool::{configure_pool, trim_pool};
+pub use process::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
 pub use scope::{
     Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
 };

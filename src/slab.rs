@@ -23,15 +23,20 @@ unsafe impl Send for Slab {}
 
 impl Slab {
     /// Asks the system allocator for `len` bytes (rounded up to whole pages);
-    /// `None` if `len` is zero, too large for a `Layout`, or refused.
+    /// `None` if `len` is zero, too large for a `Layout`, over the process
+    /// limit, or refused.
     pub fn allocate(len: usize) -> Option<Slab> {
         let len = crate::bump::align_up(len, PAGE_BYTES)?;
         if len == 0 {
             return None;
         }
         let layout = Layout::from_size_align(len, PAGE_BYTES).ok()?;
+        crate::process::acquire(len).ok()?;
         // SAFETY: `layout` has a non-zero size (checked above).
-        let start = NonNull::new(unsafe { alloc::alloc(layout) })?;
+        let Some(start) = NonNull::new(unsafe { alloc::alloc(layout) }) else {
+            crate::process::release(len);
+            return None;
+        };
         Some(Slab { start, len })
     }
 
@@ -63,6 +68,7 @@ impl Drop for Slab {
         // SAFETY: `start` came from `alloc::alloc` with exactly this layout
         // (the invariants of `Slab`), and is freed once, here.
         unsafe { alloc::dealloc(self.start.as_ptr(), Layout::from_size_align_unchecked(self.len, PAGE_BYTES)) }
+        crate::process::release(self.len);
     }
 }
 

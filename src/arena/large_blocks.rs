@@ -221,7 +221,14 @@ impl LargeBlocks {
     }
 
     fn map(&mut self, class: usize, config: &Config) -> Result<LargeBlock, AllocError> {
-        match LargeBlock::map(class, config.map_options) {
+        let mut mapped = LargeBlock::map(class, config.map_options);
+        if matches!(mapped, Err(MapError::OverProcessLimit)) && self.cache.warm_bytes + self.cache.cold_bytes > 0 {
+            // The blocks this arena keeps for reuse count against the
+            // process limit too: unmap them and try once more.
+            self.cache.clear(&mut self.counters);
+            mapped = LargeBlock::map(class, config.map_options);
+        }
+        match mapped {
             Ok((block, huge_refused)) => {
                 self.counters.mmaps += 1;
                 self.counters.advice_errors += u64::from(huge_refused);

@@ -31,6 +31,7 @@ use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
 use crate::large::MapError;
 use crate::pool::{self, Shared};
+use crate::process::ProcessRefusal;
 use crate::slab::PAGE_BYTES;
 use crate::stats::Counters;
 
@@ -294,10 +295,16 @@ impl Arena {
 
     /// Why a request for `layout` fails right now; for panic messages only.
     pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
-        match (self.admit(layout), self.is_small(layout), self.large.last_map_error) {
-            (Err(failure), _, _) => failure,
-            (Ok(()), false, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
-            (Ok(()), false, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
+        if let Err(failure) = self.admit(layout) {
+            return failure;
+        }
+        if let Some(refusal) = crate::process::last_refusal() {
+            let ProcessRefusal { requested, held, limit } = refusal;
+            return Failure::OverProcessLimit { requested, held, limit };
+        }
+        match (self.is_small(layout), self.large.last_map_error) {
+            (false, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
+            (false, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
             _ => Failure::Refused,
         }
     }

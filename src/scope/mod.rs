@@ -81,7 +81,9 @@ fn thread_arena_ptr() -> NonNull<Arena> {
 }
 
 /// [`thread_arena`] when a thread flag is set: on the arena's first use,
-/// registers its destructor and returns it; otherwise `None`.
+/// registers its destructor, gives it the process's default configuration
+/// ([`set_default_config`](crate::set_default_config)) and returns it;
+/// otherwise `None`.
 #[cold]
 #[inline(never)]
 fn thread_arena_cold() -> Option<NonNull<Arena>> {
@@ -99,7 +101,14 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
         return None;
     }
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
-    Some(thread_arena_ptr())
+    let arena = thread_arena_ptr();
+    if let Some(config) = crate::process::started_with() {
+        let _busy = BusyGuard::raise();
+        // SAFETY: the arena's first use on this thread: no scope is open on
+        // it and nothing else refers to it.
+        unsafe { (*arena.as_ptr()).configure(config) }
+    }
+    Some(arena)
 }
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
@@ -198,8 +207,11 @@ pub fn config() -> Config {
 }
 
 /// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
-/// Other threads' arenas are not affected. Does nothing where [`stats`]
-/// returns all-zero stats.
+/// Other threads' arenas are not affected: rayon workers and other threads
+/// keep theirs. [`set_default_config`](crate::set_default_config) sets what
+/// every new thread's arena starts with, and
+/// [`set_process_limit`](crate::set_process_limit) caps the memory of all
+/// arenas together. Does nothing where [`stats`] returns all-zero stats.
 ///
 /// ```
 /// arena::configure(arena::Config { large_threshold_bytes: 64 << 10, ..arena::Config::DEFAULT });

@@ -1,0 +1,160 @@
+//! Process-wide settings: the configuration every new thread's arena starts
+//! with, and the process limit, a cap on the memory all arenas hold from
+//! the system together.
+//!
+//! The limit is checked where an arena asks the system for memory (a new
+//! slab or side block, a new large mapping), never on the bump path: the
+//! bytes counted are those of slabs, side blocks and large mappings held by
+//! any arena or by the process-wide pool, in use or kept for reuse.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::config::Config;
+
+/// Bytes of slabs and large mappings that exist now, all arenas and the pool.
+static HELD_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// The process limit on [`HELD_BYTES`]; `usize::MAX` is none.
+static LIMIT_BYTES: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The configuration new thread arenas start with, if one was set.
+static DEFAULT_CONFIG: Mutex<Option<Config>> = Mutex::new(None);
+
+std::thread_local! {
+    /// The last request the process limit refused on this thread: the bytes
+    /// asked for, the bytes held then, and the limit. Read by the panic
+    /// message of the request that failed.
+    static LAST_REFUSAL: Cell<Option<ProcessRefusal>> = const { Cell::new(None) };
+}
+
+/// A request the process limit refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcessRefusal {
+    pub(crate) requested: usize,
+    pub(crate) held: usize,
+    pub(crate) limit: usize,
+}
+
+/// Sets the configuration that every thread's arena created from now on
+/// starts with: the arena of each new thread (rayon workers included), and
+/// of each existing thread that has not used its arena yet. Arenas in use
+/// keep theirs ([`configure`](crate::configure) changes the calling
+/// thread's); [`Arena::new`](crate::Arena::new) keeps [`Config::DEFAULT`]
+/// (use `Arena::with_config(arena::default_config())`).
+///
+/// ```
+/// let config = arena::Config { retain_bytes: 8 << 20, ..arena::Config::DEFAULT };
+/// arena::set_default_config(config);
+/// let worker = std::thread::spawn(arena::config).join().unwrap();
+/// assert_eq!(worker.retain_bytes, 8 << 20);
+/// assert_eq!(arena::default_config(), config);
+/// arena::set_default_config(arena::Config::DEFAULT);
+/// ```
+pub fn set_default_config(config: Config) {
+    *DEFAULT_CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = Some(config.normalized());
+}
+
+/// The configuration new thread arenas start with ([`Config::DEFAULT`]
+/// unless [`set_default_config`] changed it).
+///
+/// ```
+/// assert_eq!(arena::default_config().limit_bytes, arena::Config::DEFAULT.limit_bytes);
+/// ```
+pub fn default_config() -> Config {
+    started_with().unwrap_or(Config::DEFAULT)
+}
+
+/// The configuration set by [`set_default_config`], if any.
+pub(crate) fn started_with() -> Option<Config> {
+    // Copying the value out allocates nothing, so the lock is never held
+    // across a call that could re-enter the crate.
+    *DEFAULT_CONFIG.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Caps the bytes that all arenas of the process hold from the system
+/// together: slabs, side blocks and large blocks, in use or kept for reuse
+/// (and those of the process-wide pool). A request that would take the total
+/// past it fails like one over [`Config::limit_bytes`]: `AllocError` from the
+/// `try_` methods, a panic naming "the process limit" and the figures
+/// elsewhere. Memory held already stays; `usize::MAX` removes the limit.
+///
+/// Checked only when an arena asks the system for more memory, never on the
+/// bump path, so a thread may go on allocating from the slabs it holds.
+///
+/// ```
+/// arena::set_process_limit(64 << 20);
+/// let refused = std::thread::spawn(|| arena::scope(|s| s.try_zeroed::<u8>(128 << 20).is_err()));
+/// assert!(refused.join().unwrap());
+/// arena::set_process_limit(usize::MAX);
+/// ```
+pub fn set_process_limit(bytes: usize) {
+    LIMIT_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// The limit set by [`set_process_limit`] (`usize::MAX`: none).
+///
+/// ```
+/// assert_eq!(arena::process_limit(), usize::MAX);
+/// ```
+pub fn process_limit() -> usize {
+    LIMIT_BYTES.load(Ordering::Relaxed)
+}
+
+/// Bytes all arenas and the pool hold from the system now (what
+/// [`set_process_limit`] caps).
+///
+/// ```
+/// arena::scope(|s| {
+///     let _block = s.zeroed::<u8>(4 << 20);
+///     assert!(arena::process_held_bytes() >= 4 << 20);
+/// });
+/// ```
+pub fn process_held_bytes() -> usize {
+    HELD_BYTES.load(Ordering::Relaxed)
+}
+
+/// Counts `bytes` about to be taken from the system, or refuses them if
+/// that would pass the process limit (and notes why, for the panic message).
+pub(crate) fn acquire(bytes: usize) -> Result<(), ProcessRefusal> {
+    let limit = LIMIT_BYTES.load(Ordering::Relaxed);
+    let update = HELD_BYTES.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+        held.checked_add(bytes).filter(|&total| total <= limit)
+    });
+    let _ = LAST_REFUSAL.try_with(|last| last.set(None));
+    update.map(drop).map_err(|held| {
+        let refusal = ProcessRefusal { requested: bytes, held, limit };
+        let _ = LAST_REFUSAL.try_with(|last| last.set(Some(refusal)));
+        refusal
+    })
+}
+
+/// Uncounts `bytes` given back to the system (or never obtained after
+/// [`acquire`]).
+pub(crate) fn release(bytes: usize) {
+    HELD_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+/// The refusal of this thread's last [`acquire`], if it was refused. Read,
+/// not taken: every panic message built for the failed request reads it.
+pub(crate) fn last_refusal() -> Option<ProcessRefusal> {
+    LAST_REFUSAL.try_with(Cell::get).ok().flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_past_the_address_space_is_refused_and_noted() {
+        // With at least one byte held, no total can grow by `usize::MAX`,
+        // whatever the (process-wide) limit and the other tests do.
+        acquire(1).unwrap();
+        let refusal = acquire(usize::MAX).expect_err("more than the address space");
+        assert_eq!(refusal.requested, usize::MAX);
+        assert!(refusal.held >= 1);
+        assert_eq!(last_refusal(), Some(refusal));
+        release(1);
+        acquire(0).unwrap();
+        assert_eq!(last_refusal(), None, "a granted request clears the note");
+    }
+}
