@@ -7,23 +7,19 @@
 //! their positions are counted, never computed from addresses.
 
 use std::alloc::Layout;
-use std::fmt;
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
-use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError, Allocator};
-use allocator_api2::vec::Vec;
 
-use super::ScopedArray;
 use crate::Scope;
-use crate::arena::LargeHandle;
 use crate::error::{ArrayRequest, Failure};
 
+mod convert;
 mod edit;
 mod extend;
 mod iter;
+mod traits;
 
 pub use iter::{ScopedVecDrain, ScopedVecIntoIter};
 
@@ -32,7 +28,7 @@ pub use iter::{ScopedVecDrain, ScopedVecIntoIter};
 /// It grows in place while it is the most recent allocation of the innermost
 /// scope (the usual case in a loop that fills one vector), otherwise by
 /// moving to a larger block; the old block is released with the scope.
-/// [`into_array`](ScopedVec::into_array) freezes it into a [`ScopedArray`].
+/// [`into_array`](ScopedVec::into_array) freezes it into a [`ScopedArray`](crate::ScopedArray).
 ///
 /// ```
 /// arena::scope(|s| {
@@ -261,15 +257,19 @@ impl<'s, T> ScopedVec<'s, T> {
     #[inline(always)]
     #[track_caller]
     pub fn push(&mut self, value: T) {
-        if self.len == self.cap {
-            let (ptr, cap) = grown_for_push::<T>(self.scope, self.ptr.0, self.len, self.cap);
+        // The length read once: the growth call cannot change it, and a
+        // reload after the call would keep the loop counter and the length
+        // in two registers.
+        let len = self.len;
+        if len == self.cap {
+            let (ptr, cap) = grown_for_push::<T>(self.scope, self.ptr.0, len, self.cap);
             self.ptr = ElementPtr(ptr);
             self.cap = cap;
         }
         // SAFETY: `len < cap`: the slot is inside the buffer and holds no
         // initialized element.
-        unsafe { self.ptr().add(self.len).write(value) };
-        self.len += 1;
+        unsafe { self.ptr().add(len).write(value) };
+        self.len = len + 1;
     }
 
     /// Appends `value`, or hands it back if growing fails.
@@ -392,10 +392,9 @@ impl<'s, T> ScopedVec<'s, T> {
             return;
         }
         let new = Layout::array::<T>(self.len).expect("smaller than the buffer");
-        // SAFETY: the block came from `scope` for `old` (field invariant) and
-        // `new` is no larger, at the same alignment.
-        if let Ok(block) = unsafe { self.scope.shrink(self.ptr.0.cast(), old, new) } {
-            self.ptr = ElementPtr(block.cast());
+        // Only where the memory goes back: a smaller capacity over the same
+        // block would give up room and return nothing.
+        if self.scope.resize_in_place(self.ptr.0.cast(), old, new) {
             self.cap = self.len;
         }
     }
@@ -472,63 +471,6 @@ impl<'s, T> ScopedVec<'s, T> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, and `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) }
-    }
-
-    /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
-    /// capacity back to the arena when it is the most recent allocation; an
-    /// empty vector gives its whole block back.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(0..4_u8);
-    ///     let frozen: arena::ScopedArray<u8> = v.into_array();
-    ///     assert_eq!(frozen, [0, 1, 2, 3]);
-    /// });
-    /// ```
-    pub fn into_array(self) -> ScopedArray<'s, T> {
-        let (ptr, len, large) = self.into_raw_parts();
-        // SAFETY: the block was allocated from a scope branded `'s`, so it
-        // stays allocated for `'s` (or until the array releases `large`, the
-        // block's own handle), and the vector gave up its `len` elements.
-        unsafe { ScopedArray::from_raw_parts(ptr, len, large) }
-    }
-
-    /// Gives up the elements: their address, count, and large block if they
-    /// are in one. Unused capacity goes back to the arena where
-    /// [`shrink_to_fit`](ScopedVec::shrink_to_fit) can give it; an empty
-    /// vector's block, large or not, is released here, so no block is left
-    /// without an owner.
-    #[inline]
-    pub(crate) fn into_raw_parts(mut self) -> (NonNull<T>, usize, Option<LargeHandle>) {
-        self.shrink_to_fit();
-        let this = ManuallyDrop::new(self);
-        let owns_a_block = this.cap != 0 && size_of::<T>() != 0;
-        let large = if owns_a_block { this.scope.large_handle_at(this.ptr.0.cast()) } else { None };
-        (this.ptr.0, this.len, large)
-    }
-
-    /// The elements as an `allocator_api2` vector in the same scope, for APIs
-    /// beyond this type. That vector is allocator-api2's code, not this
-    /// crate's: its growing methods abort the process if the arena cannot
-    /// provide memory, and its iterators are its own. Reserve through
-    /// [`ScopedVec`] first where that matters; [`From`] brings it back.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 2, 3]);
-    ///     let inner: allocator_api2::vec::Vec<i32, &arena::Scope> = v.into_inner();
-    ///     assert_eq!(inner.iter().sum::<i32>(), 6);
-    /// });
-    /// ```
-    pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
-        let this = ManuallyDrop::new(self);
-        let cap = if size_of::<T>() == 0 { 0 } else { this.cap };
-        // SAFETY: the buffer is a block `scope` handed out for `cap` elements
-        // (dangling when `cap == 0`), the first `len` initialized; the vector
-        // gives both up and is never used again.
-        unsafe { Vec::from_raw_parts_in(this.ptr(), this.len, cap, this.scope) }
     }
 }
 
@@ -612,110 +554,5 @@ impl<T> Drop for ScopedVec<'_, T> {
         // SAFETY: the first `len` slots are initialized (field invariant) and
         // are dropped once, here.
         unsafe { std::ptr::drop_in_place(elements) };
-    }
-}
-
-impl<T: Clone> Clone for ScopedVec<'_, T> {
-    /// A copy in the same scope, of exactly the vector's length (see
-    /// [`clone_in`](ScopedVec::clone_in) for a copy in another scope).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut a = s.vec();
-    ///     a.extend(["x".to_string(), "y".to_string()]);
-    ///     let mut b = a.clone();
-    ///     b.push("z".to_string());
-    ///     assert_eq!((a.len(), b.len()), (2, 3));
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If the scope cannot provide the memory. If an element's `clone`
-    /// panics, the clones made so far are dropped.
-    #[track_caller]
-    fn clone(&self) -> Self {
-        self.clone_in(self.scope)
-    }
-}
-
-impl<'s, T> From<Vec<T, &Scope<'s>>> for ScopedVec<'s, T> {
-    /// Wraps a vector that allocates from `&Scope`, such as a kernel's
-    /// result (no copy: the memory already belongs to the scope).
-    ///
-    /// ```
-    /// use arena::{ScopedVec, kernels};
-    /// arena::scope(|s| {
-    ///     let sum: ScopedVec<f64> = kernels::add_in(&[1.0, 2.0], &[3.0, 4.0], s).into();
-    ///     assert_eq!(sum, [4.0, 6.0]);
-    /// });
-    /// ```
-    fn from(vec: Vec<T, &Scope<'s>>) -> Self {
-        let (ptr, len, capacity, scope) = vec.into_raw_parts_with_alloc();
-        // A vector's pointer is never null (dangling and aligned when it owns no block).
-        let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
-        // SAFETY: the parts come from a vector of `len` elements in a block of
-        // `capacity` allocated by `scope` (none if `capacity == 0`), which the
-        // new vector allocates from too (the same handle, borrowed longer).
-        unsafe { ScopedVec::from_raw_parts_in(ptr, len, capacity, scope.for_its_lifetime()) }
-    }
-}
-
-impl<T: PartialEq, U> PartialEq<U> for ScopedVec<'_, T>
-where
-    U: AsRef<[T]> + ?Sized,
-{
-    fn eq(&self, other: &U) -> bool {
-        self.as_slice() == other.as_ref()
-    }
-}
-
-impl<T: Eq> Eq for ScopedVec<'_, T> {}
-
-impl<T> AsRef<[T]> for ScopedVec<'_, T> {
-    fn as_ref(&self) -> &[T] {
-        self
-    }
-}
-
-impl<T> AsMut<[T]> for ScopedVec<'_, T> {
-    fn as_mut(&mut self) -> &mut [T] {
-        self
-    }
-}
-
-impl<T> Deref for ScopedVec<'_, T> {
-    type Target = [T];
-    #[inline(always)]
-    fn deref(&self) -> &[T] {
-        self.as_slice()
-    }
-}
-
-impl<T> DerefMut for ScopedVec<'_, T> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut [T] {
-        self.as_mut_slice()
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for ScopedVec<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.as_slice().fmt(f)
-    }
-}
-
-impl<'a, T> IntoIterator for &'a ScopedVec<'_, T> {
-    type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<'a, T> IntoIterator for &'a mut ScopedVec<'_, T> {
-    type Item = &'a mut T;
-    type IntoIter = std::slice::IterMut<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter_mut()
     }
 }
