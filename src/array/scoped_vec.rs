@@ -363,8 +363,9 @@ impl<'s, T> ScopedVec<'s, T> {
     /// Gives unused capacity back to the arena where it can: in place when
     /// the vector is the most recent allocation of the innermost scope; an
     /// empty vector releases its whole block, a large one included. Otherwise
-    /// the block stays as it is (a slab block is released with the scope, a
-    /// large block when the vector, or the array made from it, lets it go).
+    /// the block and the capacity stay as they are (a slab block is released
+    /// with the scope, a large block when the vector, or the array made from
+    /// it, lets it go).
     ///
     /// ```
     /// arena::scope(|s| {
