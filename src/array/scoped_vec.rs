@@ -87,7 +87,7 @@ const fn empty_capacity<T>() -> usize {
 /// The capacity a vector of `cap` elements of `elem_bytes` each grows to when
 /// it needs room for `required`: at least double (amortized O(1) pushes), and
 /// not tiny (one small element at a time would grow too often).
-pub(super) const fn grown_capacity(cap: usize, required: usize, elem_bytes: usize) -> usize {
+const fn grown_capacity(cap: usize, required: usize, elem_bytes: usize) -> usize {
     let min = match elem_bytes {
         1 => 8,
         2..=1024 => 4,
@@ -555,5 +555,26 @@ impl<T> Drop for ScopedVec<'_, T> {
         // SAFETY: the first `len` slots are initialized (field invariant) and
         // are dropped once, here.
         unsafe { std::ptr::drop_in_place(elements) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grown_capacity;
+
+    #[test]
+    fn growth_at_least_doubles_and_covers_the_request() {
+        assert_eq!(grown_capacity(0, 1, 1), 8);
+        assert_eq!(grown_capacity(0, 1, 8), 4);
+        assert_eq!(grown_capacity(0, 1, 4096), 1);
+        assert_eq!(grown_capacity(4, 5, 8), 8);
+        assert_eq!(grown_capacity(4, 100, 8), 100);
+        assert_eq!(grown_capacity(usize::MAX / 2 + 1, usize::MAX, 1), usize::MAX);
+        for cap in [0_usize, 1, 7, 1000, 1 << 40] {
+            for extra in [1_usize, 3, 1 << 20] {
+                let grown = grown_capacity(cap, cap + extra, 24);
+                assert!(grown >= cap + extra && grown >= 2 * cap, "{cap} + {extra} -> {grown}");
+            }
+        }
     }
 }
