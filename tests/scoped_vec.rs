@@ -289,6 +289,42 @@ fn a_panicking_drop_inside_a_drain_keeps_the_tail() {
     assert_eq!(drops(), 6);
 }
 
+/// A panic in one element's drop, while the vector, its by-value iterator or
+/// a `truncate` drops several, still drops every other element once.
+#[test]
+fn a_panicking_element_drop_still_drops_the_others_once() {
+    struct Bomb(u32);
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            DROPS.with(|d| d.set(d.get() + 1));
+            if self.0 == 3 {
+                panic!("bomb {}", self.0);
+            }
+        }
+    }
+    arena::scope(|s| {
+        let bombs = || {
+            let mut v = s.vec();
+            v.extend((0..8).map(Bomb));
+            v
+        };
+        reset();
+        assert!(catch_unwind(AssertUnwindSafe(|| drop(bombs()))).is_err());
+        assert_eq!(drops(), 8);
+        reset();
+        let mut it = bombs().into_iter();
+        drop(it.next());
+        assert!(catch_unwind(AssertUnwindSafe(|| drop(it))).is_err());
+        assert_eq!(drops(), 8);
+        reset();
+        let mut v = bombs();
+        assert!(catch_unwind(AssertUnwindSafe(|| v.truncate(2))).is_err());
+        assert_eq!((drops(), v.len()), (6, 2));
+        drop(v);
+        assert_eq!(drops(), 8);
+    });
+}
+
 #[test]
 fn a_panicking_clone_in_clone_drops_the_clones_made() {
     reset();
