@@ -100,7 +100,10 @@ mod sync;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
-pub use array::{CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec};
+pub use array::{
+    CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
+    ScopedVecIntoIter,
+};
 /// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;

@@ -498,7 +498,7 @@ impl<'s> Scope<'s> {
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
     pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
-        Ok(ScopedVec { inner: crate::array::empty_vec_in(capacity, self.for_its_lifetime())? })
+        ScopedVec::try_with_capacity_in(capacity, self)
     }
 
     /// An empty [`ScopedVec`] with room for exactly `capacity` elements (see

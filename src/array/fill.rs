@@ -24,45 +24,6 @@ impl<T, A: Allocator> Drop for SetLenOnDrop<'_, T, A> {
     }
 }
 
-/// Moves items from `items` into `vec`'s spare capacity until it is full or
-/// `items` ends, and returns whether `items` ended; the caller grows the
-/// vector for anything left. If `items` panics, the vector keeps the items
-/// written before.
-#[inline]
-pub(crate) fn fill_spare_capacity<T, A: Allocator>(vec: &mut Vec<T, A>, items: &mut impl Iterator<Item = T>) -> bool {
-    let capacity = vec.capacity();
-    let ptr = vec.as_mut_ptr();
-    let len = vec.len();
-    let mut written = SetLenOnDrop { vec, len };
-    while written.len < capacity {
-        let Some(item) = items.next() else { return true };
-        // SAFETY: `written.len < capacity`: the slot is inside the vector's
-        // block and past its initialised elements, so writing moves `item`
-        // in without dropping anything.
-        unsafe { ptr.add(written.len).write(item) };
-        written.len += 1;
-    }
-    false
-}
-
-/// Appends clones of `items` to `vec`, which has room for them. The loop
-/// form (a pointer write per element, the count in a register) is the one
-/// the compiler turns into a `memcpy` call for `Copy` elements, measured
-/// faster than a vectorized zip for long slices.
-#[inline]
-pub(crate) fn push_clones<T: Clone, A: Allocator>(vec: &mut Vec<T, A>, items: &[T]) {
-    assert!(vec.capacity() - vec.len() >= items.len(), "no room reserved for the clones");
-    let ptr = vec.as_mut_ptr();
-    let len = vec.len();
-    let mut written = SetLenOnDrop { vec, len };
-    for item in items {
-        // SAFETY: room for `items.len()` more was checked above, so the slot is
-        // inside the block and past the initialised elements.
-        unsafe { ptr.add(written.len).write(item.clone()) };
-        written.len += 1;
-    }
-}
-
 /// Appends items of `items` to `vec`, as many as its spare capacity holds,
 /// each written once; returns how many. `items` is taken by value so that a
 /// loop over a slice (`iter().map(..)`, `iter().cloned()`) is a plain loop

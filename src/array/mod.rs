@@ -17,12 +17,10 @@ mod vec_in;
 
 pub use collect::{CollectIn, FromIteratorIn};
 pub(crate) use copy::copy_elements;
-pub(crate) use fill::{
-    collect_once, fill_spare_capacity, push_clones, push_within_capacity, write_copy_once, write_once,
-};
+pub(crate) use fill::{collect_once, push_within_capacity, write_copy_once, write_once};
 pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;
 pub use scoped_string::ScopedString;
-pub use scoped_vec::ScopedVec;
+pub use scoped_vec::{ScopedVec, ScopedVecDrain, ScopedVecIntoIter};
 pub(crate) use vec_in::{empty_vec_in, zeroed_vec_in};

@@ -1,22 +1,34 @@
 //! `ScopedVec`: a growable array owned by a scope.
+//!
+//! The vector owns its buffer (pointer, length, capacity) and keeps the
+//! scope's handle to grow and release it; every method, and its iterators
+//! ([`ScopedVecIntoIter`], [`ScopedVecDrain`]), are this crate's own code.
+//! Zero-sized elements take no memory: their capacity is `usize::MAX`, and
+//! their positions are counted, never computed from addresses.
 
-use std::fmt;
-use std::ops::{Bound, Deref, DerefMut, Range, RangeBounds};
+use std::alloc::Layout;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
-use allocator_api2::vec::{Drain, IntoIter, Vec};
+use allocator_api2::alloc::{AllocError, Allocator};
 
-use super::ScopedArray;
 use crate::Scope;
-use crate::arena::LargeHandle;
+use crate::error::{ArrayRequest, Failure};
+
+mod convert;
+mod edit;
+mod extend;
+mod iter;
+mod traits;
+
+pub use iter::{ScopedVecDrain, ScopedVecIntoIter};
 
 /// A growable array in the memory of the scope `'s`.
 ///
 /// It grows in place while it is the most recent allocation of the innermost
 /// scope (the usual case in a loop that fills one vector), otherwise by
 /// moving to a larger block; the old block is released with the scope.
-/// [`into_array`](ScopedVec::into_array) freezes it into a [`ScopedArray`].
+/// [`into_array`](ScopedVec::into_array) freezes it into a [`ScopedArray`](crate::ScopedArray).
 ///
 /// ```
 /// arena::scope(|s| {
@@ -32,14 +44,107 @@ use crate::arena::LargeHandle;
 /// Growth never aborts the process: a failed growth panics with the sizes
 /// involved, and the `try_` methods return [`AllocError`].
 pub struct ScopedVec<'s, T> {
-    /// Never asked to grow past its capacity except through `try_reserve`,
-    /// so the inner `Vec` never reaches its abort-on-failure path.
-    pub(super) inner: Vec<T, &'s Scope<'s>>,
+    /// The buffer: `cap` slots, of which the first `len` hold initialized
+    /// elements. For a sized `T` with `cap > 0`, a block the scope handed out
+    /// for at least `Layout::array::<T>(cap)`, with that block's provenance;
+    /// otherwise dangling and aligned.
+    ptr: ElementPtr<T>,
+    /// Initialized elements, `len <= cap`.
+    len: usize,
+    /// Slots in the buffer; `usize::MAX` for a zero-sized `T`, which needs no memory.
+    cap: usize,
+    /// The scope the buffer comes from, which grows and releases it.
+    scope: &'s Scope<'s>,
+    /// Owns the `T`s (drop check).
+    _owns: PhantomData<T>,
+}
+
+/// A vector's element pointer. `Send`/`Sync` as its elements are, so that the
+/// scope handle is the one reason a [`ScopedVec`] stays on its thread, and
+/// the one type a compiler error about it names.
+struct ElementPtr<T>(NonNull<T>);
+
+impl<T> Clone for ElementPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ElementPtr<T> {}
+
+// SAFETY: an `ElementPtr` is a field of containers that own the elements it
+// points to; sending one sends those `T`s.
+unsafe impl<T: Send> Send for ElementPtr<T> {}
+// SAFETY: shared access to the containers gives out only `&T`.
+unsafe impl<T: Sync> Sync for ElementPtr<T> {}
+
+/// The capacity of a buffer without memory: none for a sized `T`, unbounded
+/// for a zero-sized one.
+const fn empty_capacity<T>() -> usize {
+    if size_of::<T>() == 0 { usize::MAX } else { 0 }
+}
+
+/// The capacity a vector of `cap` elements of `elem_bytes` each grows to when
+/// it needs room for `required`: at least double (amortized O(1) pushes), and
+/// not tiny (one small element at a time would grow too often).
+const fn grown_capacity(cap: usize, required: usize, elem_bytes: usize) -> usize {
+    let min = match elem_bytes {
+        1 => 8,
+        2..=1024 => 4,
+        _ => 1,
+    };
+    // `cap * elem_bytes <= isize::MAX`, so doubling a sized vector's capacity
+    // cannot overflow.
+    let doubled = cap.saturating_mul(2);
+    let wanted = if doubled > required { doubled } else { required };
+    if wanted > min { wanted } else { min }
 }
 
 impl<'s, T> ScopedVec<'s, T> {
+    /// An empty vector in `scope`; it allocates when the first element arrives.
+    #[inline(always)]
     pub(crate) fn new_in(scope: &Scope<'s>) -> Self {
-        ScopedVec { inner: Vec::new_in(scope.for_its_lifetime()) }
+        ScopedVec {
+            ptr: ElementPtr(NonNull::dangling()),
+            len: 0,
+            cap: empty_capacity::<T>(),
+            scope: scope.for_its_lifetime(),
+            _owns: PhantomData,
+        }
+    }
+
+    /// An empty vector in `scope` with room for exactly `capacity` elements,
+    /// in one block (none for zero-sized elements or a capacity of 0).
+    /// Always inlined: the new vector is built once, from registers.
+    #[inline(always)]
+    pub(crate) fn try_with_capacity_in(capacity: usize, scope: &Scope<'s>) -> Result<Self, AllocError> {
+        let mut vec = ScopedVec::new_in(scope);
+        if capacity == 0 || size_of::<T>() == 0 {
+            return Ok(vec);
+        }
+        let layout = Layout::array::<T>(capacity).map_err(|_| AllocError)?;
+        vec.ptr = ElementPtr(scope.alloc(layout)?.cast());
+        vec.cap = capacity;
+        Ok(vec)
+    }
+
+    /// Takes over `len` elements in a buffer of `cap` slots at `ptr`.
+    ///
+    /// # Safety
+    /// As the fields of [`ScopedVec`] say: `ptr` is a block `scope` handed out
+    /// for `cap` elements (dangling and aligned if `cap == 0` or `T` is
+    /// zero-sized), its first `len <= cap` slots are initialized and owned by
+    /// nothing else, and nothing else uses the block.
+    #[inline(always)]
+    pub(super) unsafe fn from_raw_parts_in(ptr: NonNull<T>, len: usize, cap: usize, scope: &'s Scope<'s>) -> Self {
+        let cap = if size_of::<T>() == 0 { usize::MAX } else { cap };
+        ScopedVec { ptr: ElementPtr(ptr), len, cap, scope, _owns: PhantomData }
+    }
+
+    /// The first slot of the buffer.
+    #[inline(always)]
+    fn ptr(&self) -> *mut T {
+        self.ptr.0.as_ptr()
     }
 
     /// The scope this vector allocates from.
@@ -58,7 +163,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// });
     /// ```
     pub fn scope(&self) -> &'s Scope<'s> {
-        self.inner.allocator()
+        self.scope
     }
 
     /// Makes room for `additional` more elements.
@@ -76,7 +181,10 @@ impl<'s, T> ScopedVec<'s, T> {
     /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
     #[inline(always)]
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
-        self.inner.try_reserve(additional).map_err(|_| AllocError)
+        if self.cap - self.len >= additional {
+            return Ok(());
+        }
+        self.grow(additional).map_err(|_| AllocError)
     }
 
     /// Makes room for `additional` more elements.
@@ -91,20 +199,42 @@ impl<'s, T> ScopedVec<'s, T> {
     ///
     /// # Panics
     /// If the size overflows or the arena cannot provide the memory; the
-    /// message names the sizes and the reason.
+    /// message names the request, the capacity it needed and the reason.
     #[inline(always)]
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
-        if self.try_reserve(additional).is_err() {
-            self.growth_failed(additional);
+        self.reserve_for("reserve", additional);
+    }
+
+    /// [`reserve`](ScopedVec::reserve) on behalf of the method `what`, which
+    /// a failure's message names.
+    #[inline(always)]
+    #[track_caller]
+    fn reserve_for(&mut self, what: &'static str, additional: usize) {
+        if self.cap - self.len < additional {
+            self.grow_or_panic(what, additional);
         }
     }
 
+    /// The growth of [`reserve_for`](ScopedVec::reserve_for), out of line.
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn growth_failed(&self, additional: usize) -> ! {
-        self.inner.allocator().array_failed::<T>(self.inner.len().saturating_add(additional))
+    fn grow_or_panic(&mut self, what: &'static str, additional: usize) {
+        if let Err(tried) = self.grow(additional) {
+            growth_failed::<T>(self.scope, what, self.len, additional, tried);
+        }
+    }
+
+    /// Grows the buffer to hold at least `additional` more elements than
+    /// `len` (amortized: at least double). On failure, returns the capacity it
+    /// tried (`None` if even that overflows) and leaves the vector as it was.
+    fn grow(&mut self, additional: usize) -> Result<(), Option<usize>> {
+        let required = self.len.checked_add(additional).ok_or(None)?;
+        let (ptr, cap) = grown::<T>(self.scope, self.ptr.0, self.cap, required)?;
+        self.ptr = ElementPtr(ptr);
+        self.cap = cap;
+        Ok(())
     }
 
     /// Appends `value`.
@@ -120,15 +250,26 @@ impl<'s, T> ScopedVec<'s, T> {
     ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    // Always inlined: left out of line, a fill loop made a call per element
-    // (16 `u8`: 37.7 ns instead of 13.5 in one build; BENCHMARKS.md, session 12).
+    // Always inlined, and the growth takes the vector's fields by value and
+    // returns the new buffer: the vector's address never reaches a call, so
+    // a fill loop keeps it in registers (the loop body is a compare, a store
+    // and an increment).
     #[inline(always)]
     #[track_caller]
     pub fn push(&mut self, value: T) {
-        if self.inner.len() == self.inner.capacity() {
-            self.reserve(1);
+        // The length read once: the growth call cannot change it, and a
+        // reload after the call would keep the loop counter and the length
+        // in two registers.
+        let len = self.len;
+        if len == self.cap {
+            let (ptr, cap) = grown_for_push::<T>(self.scope, self.ptr.0, len, self.cap);
+            self.ptr = ElementPtr(ptr);
+            self.cap = cap;
         }
-        self.inner.push(value);
+        // SAFETY: `len < cap`: the slot is inside the buffer and holds no
+        // initialized element.
+        unsafe { self.ptr().add(len).write(value) };
+        self.len = len + 1;
     }
 
     /// Appends `value`, or hands it back if growing fails.
@@ -146,10 +287,13 @@ impl<'s, T> ScopedVec<'s, T> {
     /// # Errors
     /// `Err(value)` if the vector is full and cannot grow.
     pub fn try_push(&mut self, value: T) -> Result<(), T> {
-        if self.inner.len() == self.inner.capacity() && self.try_reserve(1).is_err() {
+        if self.len == self.cap && self.grow(1).is_err() {
             return Err(value);
         }
-        self.inner.push(value);
+        // SAFETY: `len < cap` (checked or grown): the slot is inside the
+        // buffer and holds no initialized element.
+        unsafe { self.ptr().add(self.len).write(value) };
+        self.len += 1;
         Ok(())
     }
 
@@ -163,7 +307,13 @@ impl<'s, T> ScopedVec<'s, T> {
     /// });
     /// ```
     pub fn pop(&mut self) -> Option<T> {
-        self.inner.pop()
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        // SAFETY: the slot at the old `len - 1` held an initialized element,
+        // which the shorter length no longer claims: it is moved out once.
+        Some(unsafe { self.ptr().add(self.len).read() })
     }
 
     /// Number of elements.
@@ -175,8 +325,9 @@ impl<'s, T> ScopedVec<'s, T> {
     ///     assert_eq!(v.len(), 3);
     /// });
     /// ```
+    #[inline(always)]
     pub fn len(&self) -> usize {
-        self.inner.len()
+        self.len
     }
 
     /// Whether there are no elements.
@@ -189,20 +340,64 @@ impl<'s, T> ScopedVec<'s, T> {
     ///     assert!(!v.is_empty());
     /// });
     /// ```
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.inner.is_empty()
+        self.len == 0
     }
 
-    /// Number of elements that fit without growing.
+    /// Number of elements that fit without growing (`usize::MAX` for
+    /// zero-sized elements, which take no memory).
     ///
     /// ```
     /// arena::scope(|s| {
     ///     let v = s.vec_with_capacity::<u32>(16);
     ///     assert!(v.capacity() >= 16);
+    ///     assert_eq!(s.vec::<()>().capacity(), usize::MAX);
     /// });
     /// ```
+    #[inline(always)]
     pub fn capacity(&self) -> usize {
-        self.inner.capacity()
+        self.cap
+    }
+
+    /// Gives unused capacity back to the arena where it can: in place when
+    /// the vector is the most recent allocation of the innermost scope; an
+    /// empty vector releases its whole block, a large one included. Otherwise
+    /// the block and the capacity stay as they are (a slab block is released
+    /// with the scope, a large block when the vector, or the array made from
+    /// it, lets it go).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec_with_capacity::<u64>(100);
+    ///     v.extend([1, 2, 3]);
+    ///     v.shrink_to_fit(); // the newest block: its tail goes back
+    ///     assert_eq!(v.capacity(), 3);
+    ///     v.clear();
+    ///     v.shrink_to_fit(); // empty: the block goes back
+    ///     assert_eq!(v.capacity(), 0);
+    /// });
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        if size_of::<T>() == 0 || self.cap == self.len {
+            return;
+        }
+        // The layout the buffer was made with: it fit when it was made.
+        let old = Layout::array::<T>(self.cap).expect("a buffer's layout fits");
+        if self.len == 0 {
+            // SAFETY: the block came from `scope` for `old` (field invariant),
+            // holds no element, and the vector forgets it right after.
+            unsafe { self.scope.deallocate(self.ptr.0.cast(), old) };
+            self.ptr = ElementPtr(NonNull::dangling());
+            self.cap = 0;
+            return;
+        }
+        let new = Layout::array::<T>(self.len).expect("smaller than the buffer");
+        // Only where the memory goes back: a smaller capacity over the same
+        // block would give up room and return nothing.
+        if self.scope.resize_in_place(self.ptr.0.cast(), old, new) {
+            self.cap = self.len;
+        }
     }
 
     /// Drops the elements past `len`.
@@ -216,7 +411,20 @@ impl<'s, T> ScopedVec<'s, T> {
     /// });
     /// ```
     pub fn truncate(&mut self, len: usize) {
-        self.inner.truncate(len);
+        if len >= self.len {
+            return;
+        }
+        let tail = std::ptr::slice_from_raw_parts_mut(
+            // SAFETY: `len < self.len`, so the slot is inside the buffer.
+            unsafe { self.ptr().add(len) },
+            self.len - len,
+        );
+        // The length first: if an element's drop panics, the vector claims
+        // none of them any more (the rest are still dropped by the slice's drop).
+        self.len = len;
+        // SAFETY: the tail's elements were initialized and are no longer
+        // claimed by the vector: each is dropped once.
+        unsafe { std::ptr::drop_in_place(tail) };
     }
 
     /// Drops every element; the capacity stays.
@@ -231,489 +439,7 @@ impl<'s, T> ScopedVec<'s, T> {
     /// });
     /// ```
     pub fn clear(&mut self) {
-        self.inner.clear();
-    }
-
-    /// Appends clones of `items`, written once into the vector's memory (a
-    /// copy for `Copy` elements; [`extend_from_slice_copy`](ScopedVec::extend_from_slice_copy)
-    /// copies a short slice without a call to `memcpy`).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend_from_slice(&[1.0, 2.0]);
-    ///     v.extend_from_slice(&[3.0]);
-    ///     assert_eq!(v, [1.0, 2.0, 3.0]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[track_caller]
-    pub fn extend_from_slice(&mut self, items: &[T])
-    where
-        T: Clone,
-    {
-        self.reserve(items.len());
-        super::push_clones(&mut self.inner, items);
-    }
-
-    /// Appends copies of `items`: [`extend_from_slice`](ScopedVec::extend_from_slice)
-    /// for `Copy` elements, which copies bytes instead of calling `clone`
-    /// (a short slice without a `memcpy` call).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend_from_slice_copy(b"ab");
-    ///     v.extend_from_slice_copy(b"c");
-    ///     assert_eq!(v, *b"abc");
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[inline]
-    #[track_caller]
-    pub fn extend_from_slice_copy(&mut self, items: &[T])
-    where
-        T: Copy,
-    {
-        self.reserve(items.len());
-        let len = self.inner.len();
-        // SAFETY: `reserve` made room for `items.len()` elements past `len`;
-        // that spare capacity cannot overlap `items`, which is borrowed
-        // shared while the vector is borrowed mutably. After the copy the
-        // first `len + items.len()` elements are initialized.
-        unsafe {
-            super::copy_elements(items, self.inner.as_mut_ptr().add(len));
-            self.inner.set_len(len + items.len());
-        }
-    }
-
-    /// Inserts `value` at `index`, shifting the elements after it right.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 3]);
-    ///     v.insert(1, 2);
-    ///     assert_eq!(v, [1, 2, 3]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If `index > len`, or if growing fails.
-    #[track_caller]
-    pub fn insert(&mut self, index: usize, value: T) {
-        let len = self.len();
-        if index > len {
-            index_failed("insertion index", index, "<=", len);
-        }
-        if len == self.capacity() {
-            self.reserve(1);
-        }
-        self.inner.insert(index, value);
-    }
-
-    /// Removes and returns the element at `index`, shifting the elements
-    /// after it left.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(['a', 'b', 'c']);
-    ///     assert_eq!(v.remove(0), 'a');
-    ///     assert_eq!(v, ['b', 'c']);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If `index >= len`.
-    #[track_caller]
-    pub fn remove(&mut self, index: usize) -> T {
-        if index >= self.len() {
-            index_failed("removal index", index, "<", self.len());
-        }
-        self.inner.remove(index)
-    }
-
-    /// Removes and returns the element at `index`, replacing it with the
-    /// last element (no shifting; the order changes).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(['a', 'b', 'c', 'd']);
-    ///     assert_eq!(v.swap_remove(1), 'b');
-    ///     assert_eq!(v, ['a', 'd', 'c']);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If `index >= len`.
-    #[track_caller]
-    pub fn swap_remove(&mut self, index: usize) -> T {
-        if index >= self.len() {
-            index_failed("swap_remove index", index, "<", self.len());
-        }
-        self.inner.swap_remove(index)
-    }
-
-    /// Keeps only the elements for which `keep` returns `true`, in order.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(0..10);
-    ///     v.retain(|x| x % 3 == 0);
-    ///     assert_eq!(v, [0, 3, 6, 9]);
-    /// });
-    /// ```
-    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
-        self.inner.retain(keep);
-    }
-
-    /// [`retain`](ScopedVec::retain) with mutable access to each element.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 2, 3, 4]);
-    ///     v.retain_mut(|x| {
-    ///         *x *= 10;
-    ///         *x > 15
-    ///     });
-    ///     assert_eq!(v, [20, 30, 40]);
-    /// });
-    /// ```
-    pub fn retain_mut(&mut self, keep: impl FnMut(&mut T) -> bool) {
-        self.inner.retain_mut(keep);
-    }
-
-    /// Removes consecutive repeated elements (all of them if the vector is sorted).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 1, 2, 3, 3, 3, 1]);
-    ///     v.dedup();
-    ///     assert_eq!(v, [1, 2, 3, 1]);
-    /// });
-    /// ```
-    pub fn dedup(&mut self)
-    where
-        T: PartialEq,
-    {
-        self.inner.dedup();
-    }
-
-    /// Removes consecutive elements with equal keys.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([10, 11, 20, 21, 22, 30]);
-    ///     v.dedup_by_key(|x| *x / 10);
-    ///     assert_eq!(v, [10, 20, 30]);
-    /// });
-    /// ```
-    pub fn dedup_by_key<K: PartialEq>(&mut self, key: impl FnMut(&mut T) -> K) {
-        self.inner.dedup_by_key(key);
-    }
-
-    /// Removes consecutive elements for which `same(later, earlier)` is true.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(["a", "A", "b", "B", "a"]);
-    ///     v.dedup_by(|later, earlier| later.eq_ignore_ascii_case(earlier));
-    ///     assert_eq!(v, ["a", "b", "a"]);
-    /// });
-    /// ```
-    pub fn dedup_by(&mut self, same: impl FnMut(&mut T, &mut T) -> bool) {
-        self.inner.dedup_by(same);
-    }
-
-    /// Removes the elements in `range` and returns them as an iterator; the
-    /// elements the iterator does not yield are dropped with it.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(0..6);
-    ///     let middle: Vec<i32> = v.drain(2..4).collect();
-    ///     assert_eq!(middle, [2, 3]);
-    ///     assert_eq!(v, [0, 1, 4, 5]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If the range starts after it ends or ends past `len`.
-    #[track_caller]
-    pub fn drain(&mut self, range: impl RangeBounds<usize>) -> Drain<'_, T, &'s Scope<'s>> {
-        let range = checked_range(range, self.len());
-        self.inner.drain(range)
-    }
-
-    /// Splits the vector in two at `at`: `self` keeps `[0, at)`, the returned
-    /// vector (in the same scope) holds `[at, len)`.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(1..=5);
-    ///     let tail = v.split_off(3);
-    ///     assert_eq!((v.as_slice(), tail.as_slice()), (&[1, 2, 3][..], &[4, 5][..]));
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If `at > len`, or if the new vector's memory cannot be had.
-    #[track_caller]
-    pub fn split_off(&mut self, at: usize) -> ScopedVec<'s, T> {
-        if at > self.len() {
-            index_failed("split_off index", at, "<=", self.len());
-        }
-        let mut tail = self.scope().vec_with_capacity(self.len() - at);
-        super::push_within_capacity(&mut tail.inner, self.inner.drain(at..));
-        tail
-    }
-
-    /// Moves every element of `other` to the end of `self`, leaving `other` empty.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let (mut a, mut b) = (s.vec(), s.vec());
-    ///     a.extend([1, 2]);
-    ///     b.extend([3, 4]);
-    ///     a.append(&mut b);
-    ///     assert_eq!(a, [1, 2, 3, 4]);
-    ///     assert!(b.is_empty());
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If growing fails.
-    #[track_caller]
-    pub fn append(&mut self, other: &mut ScopedVec<'_, T>) {
-        self.reserve(other.len());
-        super::push_within_capacity(&mut self.inner, other.inner.drain(..));
-    }
-
-    /// Resizes to `new_len`: truncates, or appends clones of `value`.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.resize(3, 0.5);
-    ///     assert_eq!(v, [0.5, 0.5, 0.5]);
-    ///     v.resize(1, 9.0);
-    ///     assert_eq!(v, [0.5]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If growing fails.
-    #[track_caller]
-    pub fn resize(&mut self, new_len: usize, value: T)
-    where
-        T: Clone,
-    {
-        self.reserve(new_len.saturating_sub(self.len()));
-        self.inner.resize(new_len, value);
-    }
-
-    /// Resizes to `new_len`: truncates, or appends the results of `f()`.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     let mut next = 0;
-    ///     v.resize_with(3, || {
-    ///         next += 1;
-    ///         next
-    ///     });
-    ///     assert_eq!(v, [1, 2, 3]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If growing fails.
-    #[track_caller]
-    pub fn resize_with(&mut self, new_len: usize, f: impl FnMut() -> T) {
-        self.reserve(new_len.saturating_sub(self.len()));
-        self.inner.resize_with(new_len, f);
-    }
-
-    /// Appends clones of the elements in `range` of the vector itself.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 2, 3]);
-    ///     v.extend_from_within(..2);
-    ///     assert_eq!(v, [1, 2, 3, 1, 2]);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If the range is out of bounds (as in [`drain`](ScopedVec::drain)), or
-    /// if growing fails.
-    #[track_caller]
-    pub fn extend_from_within(&mut self, range: impl RangeBounds<usize>)
-    where
-        T: Clone,
-    {
-        let range = checked_range(range, self.len());
-        self.reserve(range.len());
-        self.inner.extend_from_within(range);
-    }
-
-    /// A copy of this vector, in the memory of `scope` (this vector's scope,
-    /// or any other one).
-    ///
-    /// ```
-    /// arena::scope(|outer| {
-    ///     let mut v = outer.vec();
-    ///     v.extend([1, 2, 3]);
-    ///     let total: i32 = outer.scope(|inner| {
-    ///         let mut scratch = v.clone_in(inner); // a copy that dies with `inner`
-    ///         scratch.push(4);
-    ///         scratch.iter().sum()
-    ///     });
-    ///     assert_eq!((total, v.len()), (10, 3));
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// If `scope` cannot provide the memory.
-    #[track_caller]
-    pub fn clone_in<'t>(&self, scope: &Scope<'t>) -> ScopedVec<'t, T>
-    where
-        T: Clone,
-    {
-        let mut copy = ScopedVec::new_in(scope);
-        copy.extend_from_slice(self);
-        copy
-    }
-
-    /// [`Extend::extend`] that reports a failed growth instead of panicking;
-    /// the items appended before it stay.
-    pub(crate) fn try_extend(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
-        self.extend_items::<false>(iter)
-    }
-
-    /// Appends the items of `iter`, each written once: room for the
-    /// iterator's lower size bound first, then growth only for items beyond
-    /// it; stops at the first `None`, like `Vec::extend`. A failed growth
-    /// panics at the caller's line (`PANICS`) or returns [`AllocError`]; the
-    /// items written before it stay. A const parameter rather than a closure:
-    /// `#[track_caller]` does not reach through a closure, and with `PANICS`
-    /// the error path is gone from the loop.
-    ///
-    /// Always inlined, the general path not: where the caller's vector is
-    /// known to be empty (made just before), only the empty path remains,
-    /// and the vector can live in registers (see `extend_empty`).
-    #[inline(always)]
-    #[track_caller]
-    fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
-        let items = iter.into_iter();
-        let (lower, upper) = items.size_hint();
-        if upper == Some(lower) && lower > 0 && self.inner.capacity() == 0 {
-            self.extend_empty::<PANICS>(lower, items)
-        } else {
-            self.extend_general::<PANICS>(items)
-        }
-    }
-
-    /// [`extend_items`](ScopedVec::extend_items) into an empty vector from an
-    /// iterator that announces exactly `len` items: one block filled like
-    /// `Scope::from_iter`, and the vector written once, as a whole, at the
-    /// end. Written field by field instead, a vector that is moved next is
-    /// read back in 16-byte halves that no store forwards. If `items` panics,
-    /// the items made so far are dropped and the vector stays empty.
-    #[inline(always)]
-    #[track_caller]
-    fn extend_empty<const PANICS: bool>(
-        &mut self,
-        len: usize,
-        items: impl Iterator<Item = T>,
-    ) -> Result<(), AllocError> {
-        let scope = self.scope();
-        let (array, mut rest) = match scope.try_fill_from(len, items) {
-            Ok(filled) => filled,
-            Err(_) if PANICS => self.growth_failed(len),
-            Err(error) => return Err(error),
-        };
-        // The vector finds a large block by its address, as every vector
-        // does. Not `into_slice`: a pointer taken from a slice could not
-        // reach the memory the vector grows into in place.
-        let (ptr, written, _) = array.into_raw_parts();
-        // SAFETY: `ptr` points to `written` initialized elements at the start
-        // of a block `scope` allocated for `len >= written` of them, with that
-        // block's provenance; a smaller capacity than the block only leaves
-        // its tail unused until the scope exits. The array gave the elements
-        // up, so the vector is their only owner.
-        self.inner = unsafe { Vec::from_raw_parts_in(ptr.as_ptr(), written, written, scope) };
-        if written < len {
-            return Ok(());
-        }
-        match rest.next() {
-            None => Ok(()),
-            Some(extra) => self.extend_past_announced::<PANICS>(extra, rest),
-        }
-    }
-
-    /// The items of an iterator that yields more than it announced, after
-    /// [`extend_empty`](ScopedVec::extend_empty) wrote the announced ones:
-    /// `extra`, then the rest. Out of line, so that the vector of the common
-    /// case is not passed to any call.
-    #[cold]
-    #[inline(never)]
-    #[track_caller]
-    fn extend_past_announced<const PANICS: bool>(
-        &mut self,
-        extra: T,
-        rest: impl Iterator<Item = T>,
-    ) -> Result<(), AllocError> {
-        self.extend_general::<PANICS>(std::iter::once(extra).chain(rest))
-    }
-
-    /// [`extend_items`](ScopedVec::extend_items) for any vector and iterator.
-    #[inline]
-    #[track_caller]
-    fn extend_general<const PANICS: bool>(&mut self, mut items: impl Iterator<Item = T>) -> Result<(), AllocError> {
-        let (lower, upper) = items.size_hint();
-        self.grow_for::<PANICS>(lower)?;
-        if upper == Some(lower) {
-            // The announced count, in a counted loop: the shape that
-            // vectorizes (a slice's `iter().copied()`, `map`, a range).
-            let written = super::push_within_capacity(&mut self.inner, (&mut items).take(lower));
-            if written < lower {
-                return Ok(());
-            }
-        }
-        while !super::fill_spare_capacity(&mut self.inner, &mut items) {
-            // The vector is full: one more item decides whether it must grow.
-            let Some(item) = items.next() else { return Ok(()) };
-            self.grow_for::<PANICS>(items.size_hint().0.saturating_add(1))?;
-            debug_assert!(self.len() < self.capacity(), "growing did not make room");
-            self.inner.push(item);
-        }
-        Ok(())
-    }
-
-    #[inline(always)]
-    #[track_caller]
-    fn grow_for<const PANICS: bool>(&mut self, additional: usize) -> Result<(), AllocError> {
-        if PANICS {
-            self.reserve(additional);
-            Ok(())
-        } else {
-            self.try_reserve(additional)
-        }
+        self.truncate(0);
     }
 
     /// The elements as a slice.
@@ -725,8 +451,11 @@ impl<'s, T> ScopedVec<'s, T> {
     ///     assert_eq!(v.as_slice().iter().max(), Some(&3));
     /// });
     /// ```
+    #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
-        &self.inner
+        // SAFETY: the first `len` slots are initialized (field invariant) and
+        // the pointer is aligned and non-null, also for zero-sized elements.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
     }
 
     /// The elements as a mutable slice.
@@ -739,200 +468,113 @@ impl<'s, T> ScopedVec<'s, T> {
     ///     assert_eq!(v, [1, 2, 3]);
     /// });
     /// ```
+    #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.inner
-    }
-
-    /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused
-    /// capacity back to the arena when it is the most recent allocation.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend(0..4_u8);
-    ///     let frozen: arena::ScopedArray<u8> = v.into_array();
-    ///     assert_eq!(frozen, [0, 1, 2, 3]);
-    /// });
-    /// ```
-    pub fn into_array(self) -> ScopedArray<'s, T> {
-        let (ptr, len, large) = self.into_raw_parts();
-        // SAFETY: the block was allocated from a scope branded `'s`, so it
-        // stays allocated for `'s` (or until the array releases `large`, the
-        // block's own handle), and the vector gave up its `len` elements.
-        unsafe { ScopedArray::from_raw_parts(ptr, len, large) }
-    }
-
-    /// Gives up the elements: their address, count, and large block if they
-    /// are in one. Unused capacity goes back to the arena when the block is
-    /// the most recent allocation.
-    #[inline]
-    pub(crate) fn into_raw_parts(mut self) -> (NonNull<T>, usize, Option<LargeHandle>) {
-        // Shrinking never fails: a `Scope` shrinks in place at the same alignment.
-        self.inner.shrink_to_fit();
-        let (ptr, len, capacity, scope) = self.inner.into_raw_parts_with_alloc();
-        // A `Vec`'s pointer is never null (dangling and aligned when unallocated).
-        let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
-        let large = if capacity != 0 && size_of::<T>() != 0 { scope.large_handle_at(ptr.cast()) } else { None };
-        (ptr, len, large)
-    }
-
-    /// The underlying `allocator_api2` vector, for APIs beyond this wrapper.
-    /// Its own growing methods abort the process if the arena cannot provide
-    /// memory; reserve through the wrapper first where that matters.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let mut v = s.vec();
-    ///     v.extend([1, 2, 3]);
-    ///     let inner: allocator_api2::vec::Vec<i32, &arena::Scope> = v.into_inner();
-    ///     assert_eq!(inner.iter().sum::<i32>(), 6);
-    /// });
-    /// ```
-    pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
-        self.inner
+        // SAFETY: as in `as_slice`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) }
     }
 }
 
-impl<T> Extend<T> for ScopedVec<'_, T> {
-    /// Appends the items, each written once into the vector's memory.
-    ///
-    /// # Panics
-    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[track_caller]
-    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let extended = self.extend_items::<true>(iter);
-        debug_assert!(extended.is_ok(), "growth failures panic");
-    }
+/// A vector of `cap` elements at `ptr` in `scope`, regrown for at least
+/// `required` elements: the new buffer and its capacity, or the capacity it
+/// tried. The old block is released where the scope can (it moves the top
+/// of the innermost scope in place; a vector of an outer scope moves to a
+/// side block of its own scope, never above an inner scope's start).
+fn grown<T>(
+    scope: &Scope<'_>,
+    ptr: NonNull<T>,
+    cap: usize,
+    required: usize,
+) -> Result<(NonNull<T>, usize), Option<usize>> {
+    debug_assert!(size_of::<T>() != 0, "zero-sized elements never need memory");
+    let new_cap = grown_capacity(cap, required, size_of::<T>());
+    let new = Layout::array::<T>(new_cap).map_err(|_| Some(new_cap))?;
+    let block = if cap == 0 {
+        scope.alloc(new).map_err(|_| Some(new_cap))?
+    } else {
+        let old = Layout::array::<T>(cap).expect("a buffer's layout fits");
+        // SAFETY: the block came from `scope` for `old` (the vector's field
+        // invariant), and `new` is larger at the same alignment.
+        unsafe { scope.grow(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
+    };
+    Ok((block.cast(), new_cap))
 }
 
-impl<'a, T: Copy + 'a> Extend<&'a T> for ScopedVec<'_, T> {
-    /// Appends copies of the items (`v.extend(&other)`, `v.extend(a.iter())`).
-    ///
-    /// # Panics
-    /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[track_caller]
-    fn extend<I: IntoIterator<Item = &'a T>>(&mut self, iter: I) {
-        self.extend(iter.into_iter().copied());
-    }
-}
-
-impl<'s, T> IntoIterator for ScopedVec<'s, T> {
-    type Item = T;
-    type IntoIter = IntoIter<T, &'s Scope<'s>>;
-    /// The elements by value; the ones not taken are dropped with the iterator.
-    fn into_iter(self) -> Self::IntoIter {
-        self.inner.into_iter()
-    }
-}
-
-impl<'a, T> IntoIterator for &'a ScopedVec<'_, T> {
-    type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<'a, T> IntoIterator for &'a mut ScopedVec<'_, T> {
-    type Item = &'a mut T;
-    type IntoIter = std::slice::IterMut<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter_mut()
-    }
-}
-
-impl<'s, T> From<Vec<T, &Scope<'s>>> for ScopedVec<'s, T> {
-    /// Wraps a vector that allocates from `&Scope`, such as a kernel's
-    /// result (no copy: the memory already belongs to the scope).
-    ///
-    /// ```
-    /// use arena::{ScopedVec, kernels};
-    /// arena::scope(|s| {
-    ///     let sum: ScopedVec<f64> = kernels::add_in(&[1.0, 2.0], &[3.0, 4.0], s).into();
-    ///     assert_eq!(sum, [4.0, 6.0]);
-    /// });
-    /// ```
-    fn from(vec: Vec<T, &Scope<'s>>) -> Self {
-        let (ptr, len, capacity, scope) = vec.into_raw_parts_with_alloc();
-        // SAFETY: the parts come from a vector of `len` elements in a block of
-        // `capacity` allocated by `scope`, which the new vector allocates from
-        // too (the same handle, borrowed longer), so it may grow and free that block.
-        ScopedVec { inner: unsafe { Vec::from_raw_parts_in(ptr, len, capacity, scope.for_its_lifetime()) } }
-    }
-}
-
-impl<T: PartialEq, U> PartialEq<U> for ScopedVec<'_, T>
-where
-    U: AsRef<[T]> + ?Sized,
-{
-    fn eq(&self, other: &U) -> bool {
-        self.as_slice() == other.as_ref()
-    }
-}
-
-impl<T: Eq> Eq for ScopedVec<'_, T> {}
-
-impl<T> AsRef<[T]> for ScopedVec<'_, T> {
-    fn as_ref(&self) -> &[T] {
-        self
-    }
-}
-
-impl<T> AsMut<[T]> for ScopedVec<'_, T> {
-    fn as_mut(&mut self) -> &mut [T] {
-        self
-    }
-}
-
-/// Panics for an index outside the vector, at the caller's line.
+/// The growth of [`ScopedVec::push`] for a full vector, taking and returning
+/// the fields by value (see `push`).
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn index_failed(what: &str, index: usize, relation: &str, len: usize) -> ! {
-    panic!("{what} (is {index}) should be {relation} len (is {len})")
+fn grown_for_push<T>(scope: &Scope<'_>, ptr: NonNull<T>, len: usize, cap: usize) -> (NonNull<T>, usize) {
+    let required = len.checked_add(1);
+    match required.map_or(Err(None), |required| grown::<T>(scope, ptr, cap, required)) {
+        Ok(grown) => grown,
+        Err(tried) => growth_failed::<T>(scope, "push", len, 1, tried),
+    }
 }
 
-/// `range` resolved against a vector of `len` elements.
-///
-/// # Panics
-/// If it starts after it ends or ends past `len`, at the caller's line.
+/// Panics for a vector of `len` elements that could not grow by
+/// `additional` for the method `what`, having tried a capacity of `tried`
+/// (`None`: the count overflows), naming the reason.
+#[cold]
+#[inline(never)]
 #[track_caller]
-fn checked_range(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
-    let start = match range.start_bound() {
-        Bound::Included(&start) => Some(start),
-        Bound::Excluded(&start) => start.checked_add(1),
-        Bound::Unbounded => Some(0),
+fn growth_failed<T>(scope: &Scope<'_>, what: &str, len: usize, additional: usize, tried: Option<usize>) -> ! {
+    let name = std::any::type_name::<T>();
+    let Some(capacity) = tried else {
+        panic!("{what} on a ScopedVec<{name}> of {len} elements: {additional} more overflows the capacity (usize)")
     };
-    let end = match range.end_bound() {
-        Bound::Included(&end) => end.checked_add(1),
-        Bound::Excluded(&end) => Some(end),
-        Bound::Unbounded => Some(len),
+    let failure = match Layout::array::<T>(capacity) {
+        Err(_) => Failure::SizeOverflow,
+        Ok(layout) => scope.by_value().failure_reason(layout),
     };
-    match (start, end) {
-        (Some(start), Some(end)) if start <= end && end <= len => start..end,
-        _ => panic!(
-            "range {:?}..{:?} is out of bounds for a vector of length {len}",
-            range.start_bound(),
-            range.end_bound()
-        ),
+    let request = ArrayRequest::of::<T>(capacity, failure);
+    panic!(
+        "{what} on a ScopedVec<{name}> of {len} elements needs room for {additional} more \
+         (a capacity of {capacity}): {request}"
+    )
+}
+
+impl<T> Drop for ScopedVec<'_, T> {
+    fn drop(&mut self) {
+        /// Releases the buffer after the elements, also if one of their drops panics.
+        struct ReleaseBuffer<'v, 's, T>(&'v mut ScopedVec<'s, T>);
+        impl<T> Drop for ReleaseBuffer<'_, '_, T> {
+            fn drop(&mut self) {
+                let vec = &mut *self.0;
+                if vec.cap != 0 && size_of::<T>() != 0 {
+                    let layout = Layout::array::<T>(vec.cap).expect("a buffer's layout fits");
+                    // SAFETY: the block came from `scope` for `layout` (field
+                    // invariant) and the vector is being dropped: nothing uses it after.
+                    unsafe { vec.scope.deallocate(vec.ptr.0.cast(), layout) };
+                }
+            }
+        }
+        let guard = ReleaseBuffer(self);
+        let elements = std::ptr::slice_from_raw_parts_mut(guard.0.ptr(), guard.0.len);
+        // SAFETY: the first `len` slots are initialized (field invariant) and
+        // are dropped once, here.
+        unsafe { std::ptr::drop_in_place(elements) };
     }
 }
 
-impl<T> Deref for ScopedVec<'_, T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        self.as_slice()
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::grown_capacity;
 
-impl<T> DerefMut for ScopedVec<'_, T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        self.as_mut_slice()
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for ScopedVec<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.as_slice().fmt(f)
+    #[test]
+    fn growth_at_least_doubles_and_covers_the_request() {
+        assert_eq!(grown_capacity(0, 1, 1), 8);
+        assert_eq!(grown_capacity(0, 1, 8), 4);
+        assert_eq!(grown_capacity(0, 1, 4096), 1);
+        assert_eq!(grown_capacity(4, 5, 8), 8);
+        assert_eq!(grown_capacity(4, 100, 8), 100);
+        assert_eq!(grown_capacity(usize::MAX / 2 + 1, usize::MAX, 1), usize::MAX);
+        for cap in [0_usize, 1, 7, 1000, 1 << 40] {
+            for extra in [1_usize, 3, 1 << 20] {
+                let grown = grown_capacity(cap, cap + extra, 24);
+                assert!(grown >= cap + extra && grown >= 2 * cap, "{cap} + {extra} -> {grown}");
+            }
+        }
     }
 }

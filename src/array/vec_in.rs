@@ -33,8 +33,7 @@ pub(crate) fn zeroed_vec_in<T: Zeroable, A: Allocator>(len: usize, alloc: A) -> 
 /// one `allocate` call. Not `Vec::try_reserve_exact`: its growth path takes
 /// the vector by reference, which kept the vector in memory (moved through
 /// two stack slots, or returned through one from a call left out of line);
-/// a 16-element kernel output spent about a fifth of its time on that
-/// (BENCHMARKS.md, session 12).
+/// a 16-element kernel output spent about a fifth of its time on that.
 ///
 /// # Errors
 /// [`AllocError`] if the size overflows or `alloc` refuses the memory.

@@ -326,7 +326,7 @@ impl<'s> Scope<'s> {
 
     /// Resizes the top block of the bump region in place, if this scope is
     /// the innermost one and `ptr` is that block; returns whether it did.
-    pub(super) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    pub(crate) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
         ptr.as_ptr().addr().is_multiple_of(new.align())
             && arena.depth() == self.depth()

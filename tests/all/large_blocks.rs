@@ -249,3 +249,68 @@ fn huge_page_and_populate_options_map_and_count_refusals() {
     // Transparent huge pages may be disabled on this kernel; a refusal is counted, never fatal.
     assert!(stats.advice_errors <= 1);
 }
+
+/// An emptied vector whose buffer is a large block has no elements to hand
+/// on: freezing it releases the block at once, whatever its capacity, so
+/// repeating the round in one scope holds one block at a time.
+#[test]
+fn an_emptied_large_vector_frozen_into_an_array_releases_its_block() {
+    isolated();
+    arena::scope(|s| {
+        for round in 0..20 {
+            let mut v = s.vec_with_capacity::<u64>(MIB / 2); // 4 MiB: a large block
+            v.extend(0..(MIB as u64 / 2));
+            assert_eq!(arena::stats().large_live_bytes, 4 * MIB, "round {round}");
+            v.clear();
+            let frozen = v.into_array();
+            assert!(frozen.is_empty() && !frozen.is_large_block());
+            assert_eq!(arena::stats().large_live_bytes, 0, "round {round}: the emptied vector kept its block");
+        }
+        assert!(arena::stats().bytes_in_use < MIB, "{:?}", arena::stats());
+    });
+}
+
+/// `shrink_to_fit` of an emptied large vector releases the block; of a
+/// non-empty one keeps it (released when the vector or its array lets go).
+#[test]
+fn shrink_to_fit_releases_an_emptied_large_block() {
+    isolated();
+    arena::scope(|s| {
+        let mut v = s.vec::<u64>();
+        v.extend(0..(MIB as u64));
+        v.truncate(10);
+        v.shrink_to_fit();
+        assert_eq!(v[..], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(arena::stats().large_live_bytes, 8 * MIB, "a non-empty large vector keeps its block");
+        v.clear();
+        v.shrink_to_fit();
+        assert_eq!((v.capacity(), arena::stats().large_live_bytes), (0, 0));
+        v.push(1); // usable again
+        assert_eq!(v, [1]);
+    });
+}
+
+/// A vector of an outer scope that grows past the large threshold inside a
+/// child scope keeps its block across the child's exit, and releases it when
+/// it is frozen and dropped.
+#[test]
+fn an_outer_vector_growing_large_inside_a_child_scope_survives_its_exit() {
+    isolated();
+    arena::scope(|outer| {
+        let mut v = outer.vec::<u64>();
+        v.extend(0..1000);
+        outer.scope(|inner| {
+            let scratch = inner.filled(1000, 7_u32);
+            for i in 1000..(MIB as u64) {
+                v.push(i);
+            }
+            assert!(scratch.iter().all(|&x| x == 7));
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        assert_eq!(arena::check_invariants(), Ok(()));
+        let frozen = v.into_array();
+        assert!(frozen.is_large_block());
+        drop(frozen);
+        assert_eq!(arena::stats().large_live_bytes, 0);
+    });
+}
