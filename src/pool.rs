@@ -262,14 +262,14 @@ pub(crate) const fn global() -> Option<&'static Shared> {
 }
 
 /// The process-wide figures as published so far (see [`crate::global_stats`]).
-pub(crate) fn global_stats_published() -> crate::GlobalStats {
+pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
     if crate::sync::thread_is_busy() {
-        return crate::GlobalStats::default();
+        return crate::stats::GlobalStats::default();
     }
-    let Some((pool, counters)) = global() else { return crate::GlobalStats::default() };
+    let Some((pool, counters)) = global() else { return crate::stats::GlobalStats::default() };
     let held = pool.snapshot();
     let totals = counters.snapshot();
-    crate::GlobalStats {
+    crate::stats::GlobalStats {
         pool_bytes: held.bytes,
         pool_slabs: held.slabs,
         pool_large_blocks: held.blocks,

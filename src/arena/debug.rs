@@ -113,11 +113,11 @@ impl BypassBlocks {
     }
 }
 
-/// Fills `len` bytes at `ptr` with [`POISON_BYTE`](crate::POISON_BYTE).
+/// Fills `len` bytes at `ptr` with [`POISON_BYTE`](crate::debug_mode::POISON_BYTE).
 ///
 /// # Safety
 /// `ptr` is valid for writes of `len` bytes that nothing uses any more.
 pub(super) unsafe fn poison(ptr: NonNull<u8>, len: usize) {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr.as_ptr().write_bytes(crate::POISON_BYTE, len) };
+    unsafe { ptr.as_ptr().write_bytes(crate::debug_mode::POISON_BYTE, len) };
 }

@@ -69,8 +69,9 @@ use bytemuck::Zeroable;
 use super::Element;
 use super::matmul::{ColumnMajor, Panels, RowMajor, pack_panel};
 use super::output::{vec_with_capacity_in, vec_zeroed_in};
+use crate::array::ScopedArray;
 use crate::array::push_within_capacity;
-use crate::{Scope, ScopedArray};
+use crate::scope::Scope;
 
 /// Why [`view`] or [`view_mut`] cannot give a view: the shape does not have
 /// as many elements as the data, or its strides do not fit in the data.
