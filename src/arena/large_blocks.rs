@@ -408,7 +408,7 @@ impl Arena {
         if self.debug_mode() == super::DebugMode::Poison {
             // SAFETY: the block's first `requested` bytes were its owner's,
             // who is done with them (this is its release).
-            unsafe { super::debug::poison(block.ptr(), requested) };
+            unsafe { super::poison::poison(block.ptr(), requested) };
         }
         block.zeroed = false;
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
