@@ -13,6 +13,7 @@ use allocator_api2::alloc::AllocError;
 
 mod bypass;
 mod large_blocks;
+mod large_requests;
 mod lifecycle;
 mod poison;
 mod scope_support;
