@@ -79,6 +79,7 @@ impl Sub for Counters {
 /// assert!(after.high_water >= 8000);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Bytes handed out and not yet released, alignment padding included.
     pub bytes_in_use: usize,
@@ -168,6 +169,7 @@ impl Stats {
 /// assert!(global.system_allocations >= 1);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GlobalStats {
     /// Bytes of spare slabs and large blocks the pool holds.
     pub pool_bytes: usize,
@@ -194,3 +196,20 @@ pub struct GlobalStats {
     /// Large requests served from an arena's cache (no `mmap`), all arenas.
     pub large_cache_hits: u64,
 }
+
+/// Counters can be added to the snapshots without breaking users: code
+/// outside the crate reads their fields but cannot build one.
+///
+/// ```compile_fail,E0639
+/// let _ = arena::Stats { bytes_in_use: 0, ..arena::Stats::default() };
+/// ```
+///
+/// ```compile_fail,E0639
+/// let _ = arena::GlobalStats { pool_bytes: 0, ..arena::GlobalStats::default() };
+/// ```
+///
+/// ```compile_fail,E0639
+/// let _ = arena::CaptureStats { captures: 0, ..arena::CaptureStats::default() };
+/// ```
+#[cfg(doctest)]
+pub struct SnapshotsAreNonExhaustive;
