@@ -277,11 +277,7 @@ pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
         pool_hits: held.hits,
         pool_misses: held.misses,
         arenas_dropped: counters.arenas_dropped.load(Ordering::Relaxed),
-        system_allocations: totals.system_allocations,
-        system_deallocations: totals.system_deallocations,
-        mmaps: totals.mmaps,
-        munmaps: totals.munmaps,
-        large_cache_hits: totals.large_hits,
+        ..crate::stats::GlobalStats::from_counters(totals)
     }
 }
 

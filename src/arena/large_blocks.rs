@@ -189,11 +189,11 @@ impl LargeBlocks {
         let class = size_class(layout.size()).ok_or(AllocError)?;
         let reused = match self.cache.take(class) {
             Some(block) => {
-                self.counters.large_hits += 1;
+                self.counters.large_cache_hits += 1;
                 Some(block)
             }
             None => {
-                self.counters.large_misses += 1;
+                self.counters.large_cache_misses += 1;
                 self.cache.give_back_smaller(class, config.return_mode, &mut self.counters);
                 pool.and_then(|pool| pool.take_block(class))
             }

@@ -70,7 +70,7 @@ impl Arena {
     /// large blocks included, writes nothing other threads read.
     pub(super) fn publish_traffic(&mut self) {
         let mut pending = self.all_counters() - self.published;
-        pending.large_hits = 0;
+        pending.large_cache_hits = 0;
         if pending != Counters::ZERO {
             self.publish();
         }
