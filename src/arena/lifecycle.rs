@@ -138,6 +138,7 @@ impl Arena {
     ///
     /// # Errors
     /// A description of the broken invariant, with the numbers involved.
+    #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
         self.slabs.check_invariants()?;
         self.side.check_invariants(self.depth)?;

@@ -272,6 +272,7 @@ pub fn global_stats() -> GlobalStats {
 ///
 /// # Errors
 /// A description of the first broken invariant.
+#[doc(hidden)]
 pub fn check_invariants() -> Result<(), String> {
     // SAFETY: as in `stats`.
     thread_arena().map_or(Ok(()), |arena| unsafe { (*arena.as_ptr()).check_invariants() })
