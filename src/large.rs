@@ -260,7 +260,7 @@ impl LargeBlockCache {
     pub(crate) fn put(&mut self, block: LargeBlock, retain_bytes: usize, mode: ReturnMode, os: &mut Counters) {
         let len = block.len();
         let Some(index) = self.class_index(len) else {
-            os.bytes_returned += len as u64;
+            os.bytes_returned_to_os += len as u64;
             os.munmaps += 1;
             drop(block);
             return;
@@ -294,7 +294,7 @@ impl LargeBlockCache {
     /// per class), or unmapped.
     fn give_back(&mut self, index: usize, mut block: LargeBlock, mode: ReturnMode, os: &mut Counters) {
         let len = block.len();
-        os.bytes_returned += len as u64;
+        os.bytes_returned_to_os += len as u64;
         let class = &mut self.classes[index];
         if mode != ReturnMode::Unmap && class.cold.len() < COLD_BLOCKS_PER_CLASS && class.cold.try_reserve(1).is_ok() {
             os.madvise_calls += 1;
@@ -338,7 +338,7 @@ impl LargeBlockCache {
         for class in self.classes.drain(..) {
             for (_, block) in class.warm {
                 os.munmaps += 1;
-                os.bytes_returned += block.len() as u64;
+                os.bytes_returned_to_os += block.len() as u64;
             }
             os.munmaps += class.cold.len() as u64;
         }
@@ -434,7 +434,7 @@ mod tests {
         cache.give_back_smaller(8 << 20, ReturnMode::DontNeed, &mut os);
         assert_eq!(cache.warm_bytes, 12 << 20, "only the blocks smaller than the request go");
         assert_eq!(cache.cold_bytes, 6 << 20);
-        assert_eq!(os.bytes_returned, 6 << 20);
+        assert_eq!(os.bytes_returned_to_os, 6 << 20);
         cache.check_invariants().unwrap();
         // The advised-away blocks still save an `mmap` for their own class.
         assert!(cache.take(2 << 20).is_some_and(|b| b.zeroed));

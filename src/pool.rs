@@ -262,14 +262,14 @@ pub(crate) const fn global() -> Option<&'static Shared> {
 }
 
 /// The process-wide figures as published so far (see [`crate::global_stats`]).
-pub(crate) fn global_stats_published() -> crate::GlobalStats {
+pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
     if crate::sync::thread_is_busy() {
-        return crate::GlobalStats::default();
+        return crate::stats::GlobalStats::default();
     }
-    let Some((pool, counters)) = global() else { return crate::GlobalStats::default() };
+    let Some((pool, counters)) = global() else { return crate::stats::GlobalStats::default() };
     let held = pool.snapshot();
     let totals = counters.snapshot();
-    crate::GlobalStats {
+    crate::stats::GlobalStats {
         pool_bytes: held.bytes,
         pool_slabs: held.slabs,
         pool_large_blocks: held.blocks,
@@ -277,11 +277,7 @@ pub(crate) fn global_stats_published() -> crate::GlobalStats {
         pool_hits: held.hits,
         pool_misses: held.misses,
         arenas_dropped: counters.arenas_dropped.load(Ordering::Relaxed),
-        system_allocations: totals.system_allocations,
-        system_deallocations: totals.system_deallocations,
-        mmaps: totals.mmaps,
-        munmaps: totals.munmaps,
-        large_cache_hits: totals.large_hits,
+        ..crate::stats::GlobalStats::from_counters(totals)
     }
 }
 

@@ -2,11 +2,14 @@
 
 use std::ops::{Add, Sub};
 
-/// Declares [`Counters`] from one list of field names: the struct, its
-/// length, and the conversions to and from an array in declaration order,
-/// so that a new counter is written once.
+/// Declares [`Counters`] from one list of counters, each with the snapshots
+/// that carry it under the same name: the struct, its length, the
+/// conversions to and from an array in declaration order, and
+/// `Stats::from_counters` and `GlobalStats::from_counters`, so that a new
+/// counter is written once (and once more as a documented field of each
+/// snapshot that carries it).
 macro_rules! counters {
-    ($($field:ident),* $(,)?) => {
+    ($($field:ident: $($snapshot:ident)|+),* $(,)?) => {
         /// The event counts of an arena, in one place: each part that causes
         /// an event adds to it, [`Stats`] and [`GlobalStats`] are built from
         /// it, and the process-wide totals receive differences of two of them.
@@ -30,19 +33,49 @@ macro_rules! counters {
                 Counters { $($field),* }
             }
         }
+
+        impl Stats {
+            /// The event counts of `counters`; every other figure zero.
+            pub(crate) fn from_counters(counters: Counters) -> Stats {
+                let mut stats = Stats::default();
+                $(counters!(@carry Stats, stats, counters, $field, $($snapshot)|+);)*
+                stats
+            }
+        }
+
+        impl GlobalStats {
+            /// The event counts of `counters` that the process-wide figures
+            /// carry; every other figure zero.
+            pub(crate) fn from_counters(counters: Counters) -> GlobalStats {
+                let mut stats = GlobalStats::default();
+                $(counters!(@carry GlobalStats, stats, counters, $field, $($snapshot)|+);)*
+                stats
+            }
+        }
     };
+    // `$to.$field = $from.$field` if `$snapshot` is among the snapshots listed.
+    (@carry Stats, $to:ident, $from:ident, $field:ident, Stats $(| $rest:ident)*) => {
+        $to.$field = $from.$field;
+    };
+    (@carry GlobalStats, $to:ident, $from:ident, $field:ident, GlobalStats $(| $rest:ident)*) => {
+        $to.$field = $from.$field;
+    };
+    (@carry $snapshot:ident, $to:ident, $from:ident, $field:ident, $other:ident $(| $rest:ident)*) => {
+        counters!(@carry $snapshot, $to, $from, $field, $($rest)|*)
+    };
+    (@carry $snapshot:ident, $to:ident, $from:ident, $field:ident, ) => {};
 }
 
 counters!(
-    system_allocations,
-    system_deallocations,
-    large_hits,
-    large_misses,
-    mmaps,
-    munmaps,
-    madvise_calls,
-    bytes_returned,
-    advice_errors,
+    system_allocations: Stats | GlobalStats,
+    system_deallocations: Stats | GlobalStats,
+    large_cache_hits: Stats | GlobalStats,
+    large_cache_misses: Stats,
+    mmaps: Stats | GlobalStats,
+    munmaps: Stats | GlobalStats,
+    madvise_calls: Stats,
+    bytes_returned_to_os: Stats,
+    advice_errors: Stats,
 );
 
 impl Counters {
@@ -79,6 +112,7 @@ impl Sub for Counters {
 /// assert!(after.high_water >= 8000);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Bytes handed out and not yet released, alignment padding included.
     pub bytes_in_use: usize,
@@ -118,22 +152,6 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// The event counts of `counters`; every other figure zero.
-    pub(crate) fn from_counters(counters: Counters) -> Stats {
-        Stats {
-            system_allocations: counters.system_allocations,
-            system_deallocations: counters.system_deallocations,
-            large_cache_hits: counters.large_hits,
-            large_cache_misses: counters.large_misses,
-            mmaps: counters.mmaps,
-            munmaps: counters.munmaps,
-            madvise_calls: counters.madvise_calls,
-            bytes_returned_to_os: counters.bytes_returned,
-            advice_errors: counters.advice_errors,
-            ..Stats::default()
-        }
-    }
-
     /// Fraction of large requests served from the cache (0 when there were none).
     ///
     /// ```
@@ -168,6 +186,7 @@ impl Stats {
 /// assert!(global.system_allocations >= 1);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GlobalStats {
     /// Bytes of spare slabs and large blocks the pool holds.
     pub pool_bytes: usize,
@@ -193,4 +212,82 @@ pub struct GlobalStats {
     pub munmaps: u64,
     /// Large requests served from an arena's cache (no `mmap`), all arenas.
     pub large_cache_hits: u64,
+}
+
+/// Counters can be added to the snapshots without breaking users: code
+/// outside the crate reads their fields but cannot build one.
+///
+/// ```compile_fail,E0639
+/// let _ = arena::Stats { bytes_in_use: 0, ..arena::Stats::default() };
+/// ```
+///
+/// ```compile_fail,E0639
+/// let _ = arena::GlobalStats { pool_bytes: 0, ..arena::GlobalStats::default() };
+/// ```
+///
+/// ```compile_fail,E0639
+/// let _ = arena::CaptureStats { captures: 0, ..arena::CaptureStats::default() };
+/// ```
+#[cfg(doctest)]
+pub struct SnapshotsAreNonExhaustive;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct counts, so that a count mapped to the wrong field shows.
+    fn distinct() -> Counters {
+        Counters::from_array(std::array::from_fn(|i| 100 + i as u64))
+    }
+
+    #[test]
+    fn an_arena_snapshot_carries_every_count_under_its_name() {
+        let c = distinct();
+        let s = Stats::from_counters(c);
+        assert_eq!(
+            [
+                s.system_allocations,
+                s.system_deallocations,
+                s.large_cache_hits,
+                s.large_cache_misses,
+                s.mmaps,
+                s.munmaps,
+                s.madvise_calls,
+                s.bytes_returned_to_os,
+                s.advice_errors,
+            ],
+            c.to_array()
+        );
+        let others = Stats {
+            system_allocations: 0,
+            system_deallocations: 0,
+            large_cache_hits: 0,
+            large_cache_misses: 0,
+            mmaps: 0,
+            munmaps: 0,
+            madvise_calls: 0,
+            bytes_returned_to_os: 0,
+            advice_errors: 0,
+            ..s
+        };
+        assert_eq!(others, Stats::default(), "the figures that are not counts stay zero");
+    }
+
+    #[test]
+    fn the_process_snapshot_carries_its_counts_under_their_names() {
+        let c = distinct();
+        let g = GlobalStats::from_counters(c);
+        let carried = [g.system_allocations, g.system_deallocations, g.large_cache_hits, g.mmaps, g.munmaps];
+        let expected = [c.system_allocations, c.system_deallocations, c.large_cache_hits, c.mmaps, c.munmaps];
+        assert_eq!(carried, expected);
+        let others = GlobalStats {
+            system_allocations: 0,
+            system_deallocations: 0,
+            large_cache_hits: 0,
+            mmaps: 0,
+            munmaps: 0,
+            ..g
+        };
+        assert_eq!(others, GlobalStats::default(), "the pool's figures are not counts of an arena");
+    }
 }

@@ -70,7 +70,7 @@ impl Arena {
     /// large blocks included, writes nothing other threads read.
     pub(super) fn publish_traffic(&mut self) {
         let mut pending = self.all_counters() - self.published;
-        pending.large_hits = 0;
+        pending.large_cache_hits = 0;
         if pending != Counters::ZERO {
             self.publish();
         }
@@ -138,6 +138,7 @@ impl Arena {
     ///
     /// # Errors
     /// A description of the broken invariant, with the numbers involved.
+    #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
         self.slabs.check_invariants()?;
         self.side.check_invariants(self.depth)?;

@@ -11,9 +11,11 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-mod debug;
+mod bypass;
 mod large_blocks;
+mod large_requests;
 mod lifecycle;
+mod poison;
 mod scope_support;
 mod side_chunks;
 mod slab_chain;
@@ -22,7 +24,7 @@ mod tests;
 
 pub(crate) use large_blocks::{LargeHandle, LargeOwner};
 
-use self::debug::BypassBlocks;
+use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SlabChain};

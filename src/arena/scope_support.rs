@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, debug};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, poison};
 
 impl Arena {
     /// Number of scopes open now.
@@ -106,7 +106,7 @@ impl Arena {
         self.note_high_water_fast();
         if self.debug == Some(DebugMode::Poison) {
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
-            unsafe { debug::poison(ptr, size) };
+            unsafe { poison::poison(ptr, size) };
         }
         self.slabs.set_top_end(ptr, 0)
     }
@@ -136,7 +136,7 @@ impl Arena {
             self.note_high_water_fast();
             if self.debug == Some(DebugMode::Poison) {
                 // SAFETY: the tail past `new_size` of the top block is being released.
-                unsafe { debug::poison(ptr.byte_add(new_size), old_size - new_size) };
+                unsafe { poison::poison(ptr.byte_add(new_size), old_size - new_size) };
             }
         }
         self.slabs.set_top_end(ptr, new_size)

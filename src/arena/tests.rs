@@ -22,7 +22,7 @@ fn allocations_are_aligned_and_disjoint() {
 
 #[test]
 fn restore_rewinds_to_the_same_address() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     // Without the pool: its warm start (the slab size other tests' arenas
@@ -43,7 +43,7 @@ fn restore_rewinds_to_the_same_address() {
 
 #[test]
 fn slabs_grow_geometrically_up_to_the_cap() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     let config = Config { first_slab_bytes: 4096, max_slab_bytes: 16384, use_pool: false, ..Config::DEFAULT };
@@ -58,7 +58,7 @@ fn slabs_grow_geometrically_up_to_the_cap() {
 
 #[test]
 fn a_request_beyond_the_cap_gets_its_own_size_and_later_slabs_stay_capped() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     let config = Config { first_slab_bytes: 4096, max_slab_bytes: 65536, use_pool: false, ..Config::DEFAULT };
@@ -94,7 +94,7 @@ fn zero_sized_requests_take_no_memory() {
 
 #[test]
 fn trim_returns_spare_slabs_but_keeps_live_ones() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     let mut arena = Arena::with_config(Config { first_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT });
@@ -131,7 +131,7 @@ fn arena_can_move_to_another_thread() {
 /// the scope's peak: it is the only place that sees it.
 #[test]
 fn a_fast_exit_records_the_high_water_mark() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: counts the slow paths of slab allocations");
     }
     let mut arena = Arena::new();
@@ -148,7 +148,7 @@ fn a_fast_exit_records_the_high_water_mark() {
 /// next slow path (here a large block) must fold it into the mark, or it is lost.
 #[test]
 fn a_fast_exit_peak_survives_the_next_slow_path() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: counts the slow paths of slab allocations");
     }
     let mut arena = Arena::with_config(Config { large_threshold_bytes: 4096, ..Config::DEFAULT });
@@ -166,7 +166,7 @@ fn a_fast_exit_peak_survives_the_next_slow_path() {
 /// later slabs are reused by the next pass.
 #[test]
 fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     let config = Config { first_slab_bytes: 4096, max_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT };
@@ -215,7 +215,7 @@ fn arena_threshold() -> usize {
 /// not one per array (24 before this rule).
 #[test]
 fn oversized_requests_advance_the_slab_sequence() {
-    if crate::DebugMode::from_env() != crate::DebugMode::Off {
+    if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
     }
     let mut arena = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });

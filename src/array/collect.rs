@@ -1,7 +1,7 @@
 //! `iter.collect_in(s)`: `collect` into a container in a scope's memory.
 
 use super::{ScopedArray, ScopedVec};
-use crate::Scope;
+use crate::scope::Scope;
 
 /// A container that can be built from an iterator in the memory of a scope:
 /// what [`CollectIn::collect_in`] makes, as `FromIterator` is what `collect`

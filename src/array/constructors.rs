@@ -7,9 +7,8 @@ use allocator_api2::alloc::AllocError;
 use bytemuck::Zeroable;
 
 use super::{ScopedArray, ScopedBox, ScopedVec};
-use crate::Scope;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
-use crate::scope::{Allocation, ScopeRef};
+use crate::scope::{Allocation, Scope, ScopeRef};
 
 /// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
 /// an element constructor from leaking the elements already made.

@@ -11,7 +11,7 @@ use std::mem::MaybeUninit;
 use allocator_api2::alloc::AllocError;
 use dyn_stack::{MemStack, StackReq};
 
-use crate::Scope;
+use crate::scope::Scope;
 
 impl<'s> Scope<'s> {
     /// A [`MemStack`] that holds `req`, in this scope's memory: faer's

@@ -7,8 +7,8 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 use super::{ScopedArrayIntoIter, ScopedVec};
-use crate::Scope;
 use crate::arena::LargeHandle;
+use crate::scope::Scope;
 
 /// A fixed-length array whose memory belongs to the scope `'s`.
 ///

@@ -7,7 +7,7 @@ use std::ops::{Deref, DerefMut};
 use allocator_api2::alloc::AllocError;
 
 use super::ScopedVec;
-use crate::Scope;
+use crate::scope::Scope;
 
 /// A growable UTF-8 string in the memory of the scope `'s`: what
 /// `String` is to `Vec<u8>`, [`ScopedString`] is to [`ScopedVec<u8>`].

@@ -9,6 +9,9 @@
 //! decrement. A run is held by its capture until the capture ends, so its
 //! count cannot reach zero before then; whoever brings it to zero afterwards
 //! puts it back in the region's cache.
+//!
+//! The hot paths are here; taking, idling and giving up runs is in `runs`,
+//! the invariant check in `invariants`.
 
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -21,6 +24,9 @@ use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT,
 use super::stats::{self, CaptureCounts, CaptureStats};
 use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
+
+mod invariants;
+mod runs;
 
 /// Requests above this size get a run of their own; smaller ones bump
 /// through a chunk. A quarter chunk, so that a chunk is at most a quarter
@@ -196,78 +202,6 @@ impl CaptureThread {
         None
     }
 
-    /// Moves on from the current chunk: starts it over if nothing in it is
-    /// live, otherwise takes another. `None` if the region is full.
-    fn next_chunk(&self, region: &Region) -> Option<()> {
-        let current = self.current.get();
-        if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            if record.live.add_owned(self.local_live.replace(0)) == HOLD {
-                self.bump.set(0);
-                return Some(());
-            }
-            // It stays held; the owner's free that empties it makes it idle.
-        }
-        self.current.set(NO_RUN);
-        self.bump.set(NO_ROOM);
-        let (class, class_chunks) = run_class(1).expect("one chunk has a class");
-        let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
-        region.record(run).bump.store(true, Ordering::Relaxed);
-        self.current.set(run);
-        self.current_start.set(region.chunk_start(run).as_ptr());
-        self.bump.set(0);
-        self.debug_check_invariants();
-        Some(())
-    }
-
-    /// A held run of class `class` with nothing live in it, warm first.
-    fn take_idle(&self, region: &Region, class: usize) -> Option<u32> {
-        for (list, warm) in [(&self.idle_warm[class], true), (&self.idle_cold[class], false)] {
-            let run = list.get();
-            if run != NO_RUN {
-                let record = region.record(run);
-                list.set(record.next_idle.load(Ordering::Relaxed));
-                if warm {
-                    self.idle_warm_bytes.set(self.idle_warm_bytes.get() - record.bytes());
-                }
-                return Some(run);
-            }
-        }
-        None
-    }
-
-    /// Lists a held run that has nothing live in it as idle: warm within the
-    /// retention budget, otherwise with its pages given back.
-    fn put_idle(&self, region: &Region, run: u32) {
-        let record = region.record(run);
-        let bytes = record.bytes();
-        let (class, _) = run_class(bytes / CHUNK_BYTES).expect("a run has a class");
-        let warm = self.idle_warm_bytes.get() + bytes <= RETAIN_BYTES.load(Ordering::Relaxed);
-        let list = if warm { &self.idle_warm[class] } else { &self.idle_cold[class] };
-        if warm {
-            self.idle_warm_bytes.set(self.idle_warm_bytes.get() + bytes);
-        } else {
-            // Idle, and held by this thread alone: no one else touches it.
-            region.give_back(run, bytes);
-        }
-        record.next_idle.store(list.get(), Ordering::Relaxed);
-        list.set(run);
-    }
-
-    /// A run from the region's cache, held by this capture.
-    fn take_fresh(&self, region: &Region, class: usize, class_chunks: usize) -> Option<u32> {
-        let run = region.take_run(class, class_chunks)?;
-        let record = region.record(run);
-        record.live.hold(0);
-        record.live_bytes.store(0, Ordering::Relaxed);
-        record.owner.store(self.token(), Ordering::Relaxed);
-        record.next_held.store(self.held.get(), Ordering::Relaxed);
-        self.held.set(run);
-        Some(run)
-    }
-
     /// Frees an allocation of `size` bytes at `ptr`, in chunk `chunk`.
     #[inline(always)]
     fn free(&self, chunk: u32, ptr: *mut u8, size: usize) {
@@ -397,103 +331,6 @@ impl CaptureThread {
         after.set(after.get().wrapping_sub(step));
     }
 
-    /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
-    /// first one broken. Allocates nothing (it runs inside the allocator).
-    fn check_invariants(&self, region: Option<&Region>) -> Result<(), &'static str> {
-        let locals_zero = self.local_live.get() == 0
-            && self.local_bytes.get() == 0
-            && self.local_pages.iter().all(|slot| slot.get() == 0);
-        let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
-        if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
-            return Err("a page difference lies past the chunk's last page");
-        }
-        let Some(region) = region.filter(|_| self.depth.get() > 0) else {
-            let idle = self.current.get() == NO_RUN
-                && self.held.get() == NO_RUN
-                && self.bump.get() == NO_ROOM
-                && no_idle
-                && self.idle_warm_bytes.get() == 0;
-            return match (idle, locals_zero || self.depth.get() > 0) {
-                (true, true) => Ok(()),
-                _ => Err("a thread without a region or outside capture holds runs or counts"),
-            };
-        };
-        let current = self.current.get();
-        if current == NO_RUN {
-            if self.bump.get() != NO_ROOM || !locals_zero {
-                return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");
-            }
-        } else {
-            let record = region.record(current);
-            if self.bump.get() >= CHUNK_BYTES || self.current_start.get() != region.chunk_start(current).as_ptr() {
-                return Err("`bump` lies in the current chunk, which starts at `current_start`");
-            }
-            if !record.bump.load(Ordering::Relaxed) || record.bytes() != CHUNK_BYTES {
-                return Err("the current chunk is a bump chunk of one chunk");
-            }
-        }
-        let (mut run, mut held, mut current_held) = (self.held.get(), 0usize, current == NO_RUN);
-        while run != NO_RUN {
-            let record = region.record(run);
-            if record.owner.load(Ordering::Relaxed) != self.token() {
-                return Err("a held run names this thread as its owner");
-            }
-            current_held |= run == current;
-            held += record.bytes();
-            if held > region.reserved_bytes() {
-                return Err("the held list ends (no cycle)");
-            }
-            run = record.next_held.load(Ordering::Relaxed);
-        }
-        if !current_held {
-            return Err("the current chunk is held");
-        }
-        let (mut warm_bytes, mut listed) = (0, 0);
-        for (class, lists) in self.idle_warm.iter().zip(&self.idle_cold).enumerate() {
-            for (list, warm) in [(lists.0, true), (lists.1, false)] {
-                let mut run = list.get();
-                while run != NO_RUN {
-                    let record = region.record(run);
-                    if run == current || record.owner.load(Ordering::Relaxed) != self.token() {
-                        return Err("an idle run is held by this capture and is not the current chunk");
-                    }
-                    if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) != Some(class) {
-                        return Err("an idle run is listed under its class");
-                    }
-                    if record.live.held_allocations() != 0 {
-                        return Err("an idle run has nothing live in it");
-                    }
-                    if warm {
-                        warm_bytes += record.bytes();
-                    }
-                    listed += record.bytes();
-                    if listed > held {
-                        return Err("the idle lists end (no cycle)");
-                    }
-                    run = record.next_idle.load(Ordering::Relaxed);
-                }
-            }
-        }
-        if warm_bytes != self.idle_warm_bytes.get() || warm_bytes > RETAIN_BYTES.load(Ordering::Relaxed) {
-            return Err("`idle_warm_bytes` is the warm idle runs' bytes, within the retention budget");
-        }
-        Ok(())
-    }
-
-    /// Runs [`check_invariants`](Self::check_invariants) in debug builds, at
-    /// the end of the slow paths; a broken invariant aborts (the global
-    /// allocator must not unwind).
-    #[inline]
-    fn debug_check_invariants(&self) {
-        if cfg!(debug_assertions)
-            && let Err(broken) = self.check_invariants(Region::get())
-        {
-            let _busy = BusyGuard::raise();
-            eprintln!("arena: capture invariant broken: {broken}");
-            std::process::abort();
-        }
-    }
-
     /// Names this thread's current capture in the escape report.
     fn capture_key(&self) -> (usize, u64) {
         (self.token(), self.stats.get().captures)
@@ -528,76 +365,6 @@ impl CaptureThread {
             captured_allocations: self.captured_allocations.get(),
             captured_bytes: self.captured_bytes.get(),
             ..self.stats.get()
-        }
-    }
-
-    /// The outermost exit's work: empty runs go back to the cache, the
-    /// others are quarantined.
-    fn give_up_runs(&self) {
-        let current = self.current.replace(NO_RUN);
-        self.bump.set(NO_ROOM);
-        for list in self.idle_warm.iter().chain(&self.idle_cold) {
-            list.set(NO_RUN);
-        }
-        self.idle_warm_bytes.set(0);
-        let Some(region) = Region::get() else { return };
-        if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            record.live.add_owned(self.local_live.replace(0));
-        }
-        let mut run = self.held.replace(NO_RUN);
-        let mut empty = NO_RUN;
-        let mut escaped = false;
-        while run != NO_RUN {
-            let record = region.record(run);
-            let next = record.next_held.load(Ordering::Relaxed);
-            if record.live.held_allocations() > 0 {
-                // Still held, so no one reuses the run meanwhile.
-                give_back_dead_pages(region, run);
-            }
-            // After the pages are given back: a thread that sees no owner
-            // may grow a large allocation over them.
-            record.owner.store(0, Ordering::Release);
-            // Counted first: once the hold is gone, another thread may free
-            // the last allocation (and uncount the run) at any moment.
-            region::note_quarantined();
-            let live = record.live.release_hold();
-            if live == 0 {
-                region::note_unquarantined();
-                record.next_held.store(empty, Ordering::Relaxed);
-                empty = run;
-            } else {
-                escaped = true;
-                let bytes = record.live_bytes.load(Ordering::Relaxed);
-                self.count(|s| {
-                    s.escaped_allocations += live as u64;
-                    s.escaped_bytes += bytes as u64;
-                });
-            }
-            run = next;
-        }
-        region.release_runs(empty, RETAIN_BYTES.load(Ordering::Relaxed));
-        if self.recording.replace(false) && escaped {
-            escapes::report_first(self.capture_key());
-        }
-    }
-}
-
-/// Gives back the pages of a held run with live allocations that hold none
-/// of them: a bump chunk's dead pages, or the pages of a large allocation's
-/// run past its end.
-fn give_back_dead_pages(region: &Region, run: u32) {
-    let record = region.record(run);
-    if record.bump.load(Ordering::Relaxed) {
-        record.pages.dead_pages(|first, after| {
-            region.give_back_range(run, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
-        });
-    } else {
-        let (live_bytes, bytes) = (record.live_bytes.load(Ordering::Relaxed), record.bytes());
-        if live_bytes < bytes {
-            region.give_back_range(run, live_bytes, bytes - live_bytes);
         }
     }
 }

@@ -220,7 +220,7 @@ fn multiply<T: Element, A: Allocator>(
             let b_block = BlockOfB { packed: packed_b, kc, jc, nc };
             if parallel {
                 out.par_chunks_mut(block_len).enumerate().for_each(|(block, rows)| {
-                    crate::scope(|worker| {
+                    crate::scope::scope(|worker| {
                         let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
                         row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);
                     });

@@ -405,7 +405,7 @@ impl ScopeRef {
         if arena.depth() == self.depth {
             return arena.alloc_slow(layout).map(small);
         }
-        if arena.debug_mode() == crate::DebugMode::Bypass {
+        if arena.debug_mode() == crate::debug_mode::DebugMode::Bypass {
             return arena.bypass_alloc(layout, self.depth).map(small);
         }
         arena.side_alloc(self.depth, layout).map(small)

@@ -20,7 +20,7 @@ use std::ptr::NonNull;
 
 use crate::arena::Arena;
 use crate::config::Config;
-use crate::stats::Stats;
+use crate::stats::{GlobalStats, Stats};
 
 mod allocator;
 mod handle;
@@ -262,7 +262,7 @@ pub fn trim() {
 ///
 /// Returns all-zero figures when called from a global allocator in the middle
 /// of an arena operation of this thread (which may hold the pool's lock).
-pub fn global_stats() -> crate::GlobalStats {
+pub fn global_stats() -> GlobalStats {
     if let Some(arena) = thread_arena() {
         // SAFETY: exclusive access for one call that runs no user code: no arena
         // operation is in progress on this thread (the busy flag was clear).
@@ -284,6 +284,7 @@ pub fn global_stats() -> crate::GlobalStats {
 ///
 /// # Errors
 /// A description of the first broken invariant.
+#[doc(hidden)]
 pub fn check_invariants() -> Result<(), String> {
     // SAFETY: as in `stats`.
     thread_arena().map_or(Ok(()), |arena| unsafe { (*arena.as_ptr()).check_invariants() })

@@ -1,4 +1,4 @@
-//! Bypass mode ([`DebugMode::Bypass`](crate::DebugMode::Bypass)): each small
+//! Bypass mode ([`DebugMode::Bypass`](crate::debug_mode::DebugMode::Bypass)): each small
 //! allocation is its own system allocation, owned by its scope and freed when
 //! the scope exits or when it is deallocated, moved by a resize or shrunk to
 //! nothing, as a real allocator would free it, so that memory checkers see
@@ -111,13 +111,4 @@ impl BypassBlocks {
             false => Err(format!("bypass bytes counted {} but the blocks hold {total}", self.in_use)),
         }
     }
-}
-
-/// Fills `len` bytes at `ptr` with [`POISON_BYTE`](crate::POISON_BYTE).
-///
-/// # Safety
-/// `ptr` is valid for writes of `len` bytes that nothing uses any more.
-pub(super) unsafe fn poison(ptr: NonNull<u8>, len: usize) {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr.as_ptr().write_bytes(crate::POISON_BYTE, len) };
 }

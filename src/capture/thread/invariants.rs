@@ -1,0 +1,107 @@
+//! The invariants of a thread's capture state, stated on
+//! [`CaptureThread`], checked in full after each slow path of a debug build.
+
+use std::sync::atomic::Ordering;
+
+use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
+use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
+use crate::sync::BusyGuard;
+
+impl CaptureThread {
+    /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
+    /// first one broken. Allocates nothing (it runs inside the allocator).
+    fn check_invariants(&self, region: Option<&Region>) -> Result<(), &'static str> {
+        let locals_zero = self.local_live.get() == 0
+            && self.local_bytes.get() == 0
+            && self.local_pages.iter().all(|slot| slot.get() == 0);
+        let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
+        if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
+            return Err("a page difference lies past the chunk's last page");
+        }
+        let Some(region) = region.filter(|_| self.depth.get() > 0) else {
+            let idle = self.current.get() == NO_RUN
+                && self.held.get() == NO_RUN
+                && self.bump.get() == NO_ROOM
+                && no_idle
+                && self.idle_warm_bytes.get() == 0;
+            return match (idle, locals_zero || self.depth.get() > 0) {
+                (true, true) => Ok(()),
+                _ => Err("a thread without a region or outside capture holds runs or counts"),
+            };
+        };
+        let current = self.current.get();
+        if current == NO_RUN {
+            if self.bump.get() != NO_ROOM || !locals_zero {
+                return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");
+            }
+        } else {
+            let record = region.record(current);
+            if self.bump.get() >= CHUNK_BYTES || self.current_start.get() != region.chunk_start(current).as_ptr() {
+                return Err("`bump` lies in the current chunk, which starts at `current_start`");
+            }
+            if !record.bump.load(Ordering::Relaxed) || record.bytes() != CHUNK_BYTES {
+                return Err("the current chunk is a bump chunk of one chunk");
+            }
+        }
+        let (mut run, mut held, mut current_held) = (self.held.get(), 0usize, current == NO_RUN);
+        while run != NO_RUN {
+            let record = region.record(run);
+            if record.owner.load(Ordering::Relaxed) != self.token() {
+                return Err("a held run names this thread as its owner");
+            }
+            current_held |= run == current;
+            held += record.bytes();
+            if held > region.reserved_bytes() {
+                return Err("the held list ends (no cycle)");
+            }
+            run = record.next_held.load(Ordering::Relaxed);
+        }
+        if !current_held {
+            return Err("the current chunk is held");
+        }
+        let (mut warm_bytes, mut listed) = (0, 0);
+        for (class, lists) in self.idle_warm.iter().zip(&self.idle_cold).enumerate() {
+            for (list, warm) in [(lists.0, true), (lists.1, false)] {
+                let mut run = list.get();
+                while run != NO_RUN {
+                    let record = region.record(run);
+                    if run == current || record.owner.load(Ordering::Relaxed) != self.token() {
+                        return Err("an idle run is held by this capture and is not the current chunk");
+                    }
+                    if run_class(record.bytes() / CHUNK_BYTES).map(|(c, _)| c) != Some(class) {
+                        return Err("an idle run is listed under its class");
+                    }
+                    if record.live.held_allocations() != 0 {
+                        return Err("an idle run has nothing live in it");
+                    }
+                    if warm {
+                        warm_bytes += record.bytes();
+                    }
+                    listed += record.bytes();
+                    if listed > held {
+                        return Err("the idle lists end (no cycle)");
+                    }
+                    run = record.next_idle.load(Ordering::Relaxed);
+                }
+            }
+        }
+        if warm_bytes != self.idle_warm_bytes.get() || warm_bytes > RETAIN_BYTES.load(Ordering::Relaxed) {
+            return Err("`idle_warm_bytes` is the warm idle runs' bytes, within the retention budget");
+        }
+        Ok(())
+    }
+
+    /// Runs [`check_invariants`](Self::check_invariants) in debug builds, at
+    /// the end of the slow paths; a broken invariant aborts (the global
+    /// allocator must not unwind).
+    #[inline]
+    pub(super) fn debug_check_invariants(&self) {
+        if cfg!(debug_assertions)
+            && let Err(broken) = self.check_invariants(Region::get())
+        {
+            let _busy = BusyGuard::raise();
+            eprintln!("arena: capture invariant broken: {broken}");
+            std::process::abort();
+        }
+    }
+}
