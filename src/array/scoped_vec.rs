@@ -12,8 +12,8 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError, Allocator};
 
-use crate::Scope;
 use crate::error::{ArrayRequest, Failure};
+use crate::scope::Scope;
 
 mod convert;
 mod edit;

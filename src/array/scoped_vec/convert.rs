@@ -7,9 +7,9 @@ use std::ptr::NonNull;
 use allocator_api2::vec::Vec;
 
 use super::ScopedVec;
-use crate::Scope;
 use crate::arena::LargeHandle;
 use crate::array::ScopedArray;
+use crate::scope::Scope;
 
 impl<'s, T> ScopedVec<'s, T> {
     /// Freezes the vector into a fixed-length [`ScopedArray`], giving unused

@@ -7,7 +7,7 @@ use std::ops::{Bound, Range, RangeBounds};
 use std::ptr;
 
 use super::ScopedVec;
-use crate::Scope;
+use crate::scope::Scope;
 
 /// The length of a vector being written past its end: set to the elements
 /// written so far when dropped, on return and on unwind alike.

@@ -16,7 +16,7 @@ use allocator_api2::alloc::Allocator;
 
 use super::edit::checked_range;
 use super::{ElementPtr, ScopedVec};
-use crate::Scope;
+use crate::scope::Scope;
 
 /// The elements of a [`ScopedVec`], moved out one by one (`for x in vec`,
 /// `vec.into_iter()`). The elements not taken are dropped with the
