@@ -1,6 +1,9 @@
 //! Tuning knobs of an arena.
 
-use crate::slab::PAGE_BYTES;
+/// The page the arena counts in: the alignment of every slab, the largest
+/// alignment the arena serves (a slab's first byte satisfies any alignment up
+/// to a page), and the unit slab sizes are rounded to.
+pub(crate) const PAGE_BYTES: usize = 4096;
 
 /// How an arena sizes, keeps and limits its memory.
 ///

@@ -47,7 +47,7 @@ impl fmt::Display for ArrayRequest {
         match failure {
             Failure::SizeOverflow => write!(f, "the size overflows isize::MAX bytes"),
             Failure::TooAligned { align } => {
-                write!(f, "alignment {align} is larger than the {} bytes the arena supports", crate::slab::PAGE_BYTES)
+                write!(f, "alignment {align} is larger than the {} bytes the arena supports", crate::config::PAGE_BYTES)
             }
             Failure::OverLimit { in_use, limit } => {
                 write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")

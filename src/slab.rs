@@ -3,9 +3,7 @@
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
-/// The alignment of every slab, and the largest alignment the arena serves:
-/// a slab's first byte satisfies any alignment up to a page.
-pub(crate) const PAGE_BYTES: usize = 4096;
+pub(crate) use crate::config::PAGE_BYTES;
 
 /// One region obtained from the system allocator and returned to it on drop.
 ///
