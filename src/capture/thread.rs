@@ -372,7 +372,7 @@ impl CaptureThread {
 /// This thread's capture state.
 ///
 /// `LocalKey::with` with the allocation path in its closure is not inlined
-/// (measured: a call per allocation); taking the address is.
+/// (a call per allocation); taking the address is.
 #[inline(always)]
 fn this_thread<'a>() -> &'a CaptureThread {
     let thread = THREAD.with(std::ptr::from_ref);
@@ -393,8 +393,7 @@ pub(crate) fn alloc(layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> 
 
 /// Frees an allocation that [`alloc`] made (`chunk` from `region::chunk_of`).
 // Out of line: `GlobalArena::dealloc` stays small for the frees that are
-// not captured (measured: +6% on a malloc-heavy loop outside capture when
-// inlined).
+// not captured, which are most frees outside a capture.
 #[inline(never)]
 pub(crate) fn free(chunk: u32, ptr: *mut u8, layout: Layout) {
     this_thread().free(chunk, ptr, layout.size());
