@@ -126,6 +126,18 @@
 //! assert_eq!(norms.len(), 8);
 //! ```
 //!
+//! Settings are per thread: [`configure`](crate::configure) on the main
+//! thread does not reach rayon's workers. Set what every new thread's arena
+//! starts with, and cap all arenas together, before the pool starts:
+//!
+//! ```
+//! let workers = arena::Config { limit_bytes: 256 << 20, ..arena::Config::DEFAULT };
+//! arena::set_default_config(workers); // each new thread's arena starts with it
+//! arena::set_process_limit(4 << 30); // all arenas of the process together
+//! # arena::set_default_config(arena::Config::DEFAULT);
+//! # arena::set_process_limit(usize::MAX);
+//! ```
+//!
 //! # Collections: hashbrown and allocator_api2
 //!
 //! `&Scope` is an allocator-api2 0.2 allocator (0.3 and 0.4 with the
