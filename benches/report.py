@@ -51,24 +51,38 @@ def text_block(output):
 
 
 def sweep_rows(output):
-    """(scenario -> median µs) of the `sweep` table of a concat sweep run."""
+    """(section, scenario) -> median µs of the `sweep` table of a concat sweep run."""
     rows = {}
     part = output.split("\nsweep\n", 1)[-1].split("\nheadline", 1)[0]
     for line in part.splitlines()[1:]:
         fields = line.split()
         if len(fields) >= 4:
-            rows[fields[1]] = float(fields[2])
+            rows[(fields[0], fields[1])] = float(fields[2])
     return rows
 
 
 def concat_table(_):
+    """One row per section of the sweep: how the arena's times compare with NumPy's."""
     ours = sweep_rows(run("cargo bench -q -p arena-benches --bench concat_sweep"))
     numpy = sweep_rows(run("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 benches/concat_sweep_numpy.py"))
-    rows = ["| scenario | arena µs | NumPy µs | arena / NumPy |", "| --- | --: | --: | --: |"]
-    for name, us in ours.items():
-        theirs = numpy.get(name)
-        ratio = f"{us / theirs:.2f}" if theirs else "–"
-        rows.append(f"| {name} | {us:.1f} | {theirs if theirs is not None else '–'} | {ratio} |")
+    rows = [
+        "| section | scenarios | median arena / NumPy | best | worst |",
+        "| --- | --: | --: | --- | --- |",
+    ]
+    sections = dict.fromkeys(section for section, _ in ours)
+    for section in sections:
+        ratios = sorted(
+            (us / numpy[key], key[1])
+            for key, us in ours.items()
+            if key[0] == section and numpy.get(key, 0) > 0
+        )
+        if not ratios:
+            continue
+        median = ratios[len(ratios) // 2][0]
+        best, worst = ratios[0], ratios[-1]
+        rows.append(
+            f"| {section} | {len(ratios)} | {median:.2f} | {best[0]:.2f} ({best[1]}) | {worst[0]:.2f} ({worst[1]}) |"
+        )
     return "\n".join(rows)
 
 
@@ -78,14 +92,12 @@ TABLES = {
     "alloc": ("cargo bench -q -p arena-benches --bench alloc", markdown_lines),
     "write_once": ("cargo bench -q -p arena-benches --bench write_once", markdown_lines),
     "parallel": ("cargo bench -q -p arena-benches --bench parallel", markdown_lines),
-    "copy_threshold": ("cargo bench -q -p arena-benches --bench copy_threshold", markdown_lines),
     "matmul": ("cargo bench -q -p arena-benches --bench matmul", markdown_lines),
     "ndarray": ("cargo bench -q -p arena-benches --bench ndarray", markdown_lines),
     "large": ("cargo bench -q -p arena-benches --bench large -- --output-format bencher", criterion_table),
     "kernels": ("cargo bench -q -p arena-benches --bench kernels -- --output-format bencher", criterion_table),
     "concat_sweep": (None, concat_table),
     "capture": ("cargo run -q --release -p arena-benches --example capture", text_block),
-    "tour": ("cargo run -q --release --example tour", text_block),
     "mlp": ("cargo run -q --release --example mlp", text_block),
 }
 
