@@ -56,13 +56,11 @@ impl Arena {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
-        // Only a scope that bumped has a peak to record and memory to release.
-        // Tested on the bytes in use rather than on the entry address: that
-        // would be one more register live across the scope's closure.
-        if self.slabs.bytes_in_use() != start.floor.used {
-            self.note_high_water_fast();
-            self.slabs.rewind_in_slab(start.floor.used);
-        }
+        // Unconditional: for a scope that did not bump, the peak test fails
+        // and the rewind stores the pointer it loaded, which costs fewer
+        // instructions than testing whether the scope bumped.
+        self.note_high_water_fast();
+        self.slabs.rewind_in_slab(start.floor.used);
         self.depth = start.floor.depth - 1;
         true
     }
@@ -108,7 +106,8 @@ impl Arena {
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
             unsafe { poison::poison(ptr, size) };
         }
-        self.slabs.set_top_end(ptr, 0)
+        self.slabs.release_top_block(ptr);
+        true
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -140,6 +139,23 @@ impl Arena {
             }
         }
         self.slabs.set_top_end(ptr, new_size)
+    }
+
+    /// [`resize_top_in_place`](Arena::resize_top_in_place) for `new_size` at
+    /// least `old_size`, which then neither records a peak nor poisons.
+    #[inline(always)]
+    pub(crate) fn grow_top_in_place(
+        &mut self,
+        ptr: NonNull<u8>,
+        old_size: usize,
+        new_size: usize,
+        floor: usize,
+    ) -> bool {
+        debug_assert!(new_size >= old_size, "not a growth");
+        old_size != 0
+            && new_size < self.config.large_threshold_bytes
+            && self.slabs.is_top_above(ptr, old_size, floor)
+            && self.slabs.set_top_end(ptr, new_size)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the

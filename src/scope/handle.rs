@@ -328,9 +328,19 @@ impl<'s> Scope<'s> {
     /// the innermost one and `ptr` is that block; returns whether it did.
     pub(crate) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        ptr.as_ptr().addr().is_multiple_of(new.align())
+        is_aligned_to(ptr, new)
             && arena.depth() == self.depth()
             && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor())
+    }
+
+    /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
+    /// large as `old`: the fast path of `grow`.
+    #[inline(always)]
+    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let arena = self.arena_mut();
+        is_aligned_to(ptr, new)
+            && arena.depth() == self.depth()
+            && arena.grow_top_in_place(ptr, old.size(), new.size(), self.floor())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
@@ -353,6 +363,13 @@ impl<'s> Scope<'s> {
         self.release_block(ptr, old);
         Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
     }
+}
+
+/// Whether `ptr` is aligned for `layout`: a mask, since alignments are
+/// powers of two (`is_multiple_of` with a run-time divisor is a division).
+#[inline(always)]
+fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
+    ptr.as_ptr().addr() & (layout.align() - 1) == 0
 }
 
 /// A scope's arena and depth: what the cold paths need of a [`Scope`],
