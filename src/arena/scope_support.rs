@@ -37,7 +37,7 @@ impl Arena {
             _ => self.depth.checked_add(1).expect("more than u32::MAX nested scopes"),
         };
         self.depth = depth;
-        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.epoch & !1 }
+        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.entry_epoch }
     }
 
     /// Closes the innermost scope, which started at `start`, if nothing but
@@ -45,7 +45,7 @@ impl Arena {
     /// the slab it started in) is the whole exit. Returns `false`, changing
     /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
     /// bypass block, a configuration change) or memory must be poisoned (the
-    /// epoch's low bit, which the entry cleared);
+    /// low bit of the epoch the entry recorded, which the arena's never has);
     /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
@@ -61,7 +61,11 @@ impl Arena {
         // instructions than testing whether the scope bumped.
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(start.floor.used);
-        self.depth = start.floor.depth - 1;
+        // The arena is at the scope's depth (its children have closed): a
+        // decrement in place keeps no copy of the depth live across the
+        // scope's closure.
+        debug_assert_eq!(self.depth, start.floor.depth, "a child scope is still open");
+        self.depth -= 1;
         true
     }
 

@@ -246,14 +246,21 @@ impl<'s> Scope<'s> {
     /// free the memory — so its small requests go to its own side blocks.
     #[inline(always)]
     pub(crate) fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        let arena = self.arena_mut();
-        if arena.depth() == self.depth()
-            && arena.is_small(layout)
-            && let Some(ptr) = arena.bump(layout)
-        {
+        if let Some(ptr) = self.bump(layout) {
             return Ok(ptr);
         }
         self.by_value().alloc_cold(layout).map(|block| block.ptr)
+    }
+
+    /// The fast path of [`alloc`](Scope::alloc) alone: memory for `layout`
+    /// bumped from the current slab, or `None` where `alloc` takes its cold
+    /// path (also for every size-0 request). A constructor that branches on
+    /// it keeps the cold path's answer (an error, a large block) out of its
+    /// fast path.
+    #[inline(always)]
+    pub(crate) fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth() && arena.is_small(layout) { arena.bump(layout) } else { None }
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
@@ -261,11 +268,7 @@ impl<'s> Scope<'s> {
     /// the memory is known to read as zeros.
     #[inline(always)]
     pub(crate) fn alloc_block(&self, layout: Layout) -> Result<Allocation, AllocError> {
-        let arena = self.arena_mut();
-        if arena.depth() == self.depth()
-            && arena.is_small(layout)
-            && let Some(ptr) = arena.bump(layout)
-        {
+        if let Some(ptr) = self.bump(layout) {
             return Ok(Allocation { ptr, large: None });
         }
         self.by_value().alloc_cold(layout)
