@@ -311,7 +311,7 @@ impl SlabChain {
         // (A `ptr` that `pointer - size` reaches only by wrapping is refused
         // by the first test: `size` then exceeds the bytes in use.)
         self.ptr.addr().wrapping_sub(size) == ptr.as_ptr().addr()
-            && self.bytes_in_use().checked_sub(size).is_some_and(|offset| offset >= self.used_before.max(floor))
+            && self.bytes_in_use().checked_sub(size).is_some_and(|offset| offset >= floor && offset >= self.used_before)
     }
 
     /// Moves the pointer down to `ptr`, the start of the top block (checked
