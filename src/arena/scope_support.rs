@@ -20,10 +20,10 @@ impl Arena {
     ///
     /// `expected` is the depth the caller expects the arena to be at (the
     /// parent scope's, or 0 for an outermost scope). When it is right, the
-    /// new depth, and the one the exit stores back, come from `expected`,
-    /// which is in a register, and the load of the depth only feeds a
-    /// predicted branch: a loop of child scopes then does not wait, at each
-    /// entry, for the previous exit's store. (For the constant 0 the compiler
+    /// new depth comes from `expected`, which is in a register, and the load
+    /// of the depth only feeds a predicted branch: a loop of child scopes
+    /// then does not wait, at each entry, for the previous exit's decrement.
+    /// (For the constant 0 the compiler
     /// folds the guess back into the loaded depth, which is then on the
     /// chain again, behind the bump pointer's longer one.) When the guess is
     /// wrong, the loaded depth is used; nothing but speed depends on it.
