@@ -86,7 +86,7 @@ impl ScopeFloor {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ScopeStart {
     pub(crate) floor: ScopeFloor,
-    /// The arena's epoch when the scope opened, its poison bit cleared.
+    /// The arena's `entry_epoch` when the scope opened.
     epoch: u64,
 }
 
@@ -134,13 +134,16 @@ pub struct Arena {
     /// (wrapping) until the next slow path ends, because only slow paths
     /// change the slab or the bytes in use outside the slabs.
     in_use_origin: usize,
-    /// Advanced (by 2) at the end of every slow path. A scope that exits in
-    /// the epoch it entered has seen only bumps and in-place resizes of the
-    /// top block in the current slab, so moving the pointer back is its whole
-    /// exit. The low bit is set while released memory must be poisoned, and
-    /// a scope records the epoch with that bit cleared: then no exit matches,
-    /// and the fast exit needs no test of its own for the debug mode.
+    /// Advanced (by 2, so always even) at the end of every slow path. A
+    /// scope that exits in the epoch it entered has seen only bumps and
+    /// in-place resizes of the top block in the current slab, so moving the
+    /// pointer back is its whole exit.
     epoch: u64,
+    /// What a scope records as the epoch it entered: `epoch`, with the low
+    /// bit set while released memory must be poisoned. Then no exit matches,
+    /// and the fast exit needs no test of its own for the debug mode, nor an
+    /// instruction to clear the bit.
+    entry_epoch: u64,
     config: Config,
     /// The process-wide pool and counters (`None` when `config.use_pool` is off).
     shared: Option<&'static Shared>,
@@ -202,6 +205,7 @@ impl Arena {
             slab_peak: origin,
             in_use_origin: origin,
             epoch: 0,
+            entry_epoch: 0,
             config,
             // The counters are always published; the pool is used only if asked.
             shared: pool::global(),
@@ -366,10 +370,11 @@ impl Arena {
         self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
         self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
         self.slab_peak = self.slabs.ptr_addr();
-        self.epoch = (self.epoch | 1).wrapping_add(1) | self.poison_bit();
+        self.epoch = self.epoch.wrapping_add(2);
+        self.entry_epoch = self.epoch | self.poison_bit();
     }
 
-    /// The epoch's low bit: set while released memory must be poisoned.
+    /// The entry epoch's low bit: set while released memory must be poisoned.
     fn poison_bit(&self) -> u64 {
         u64::from(self.debug == Some(DebugMode::Poison))
     }
@@ -484,7 +489,7 @@ impl Arena {
         let mode = DebugMode::from_env();
         self.debug = Some(mode);
         // From now on no scope exit matches the epoch, if memory is poisoned.
-        self.epoch |= self.poison_bit();
+        self.entry_epoch = self.epoch | self.poison_bit();
         mode
     }
 }

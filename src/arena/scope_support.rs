@@ -20,10 +20,10 @@ impl Arena {
     ///
     /// `expected` is the depth the caller expects the arena to be at (the
     /// parent scope's, or 0 for an outermost scope). When it is right, the
-    /// new depth, and the one the exit stores back, come from `expected`,
-    /// which is in a register, and the load of the depth only feeds a
-    /// predicted branch: a loop of child scopes then does not wait, at each
-    /// entry, for the previous exit's store. (For the constant 0 the compiler
+    /// new depth comes from `expected`, which is in a register, and the load
+    /// of the depth only feeds a predicted branch: a loop of child scopes
+    /// then does not wait, at each entry, for the previous exit's decrement.
+    /// (For the constant 0 the compiler
     /// folds the guess back into the loaded depth, which is then on the
     /// chain again, behind the bump pointer's longer one.) When the guess is
     /// wrong, the loaded depth is used; nothing but speed depends on it.
@@ -37,7 +37,7 @@ impl Arena {
             _ => self.depth.checked_add(1).expect("more than u32::MAX nested scopes"),
         };
         self.depth = depth;
-        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.epoch & !1 }
+        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.entry_epoch }
     }
 
     /// Closes the innermost scope, which started at `start`, if nothing but
@@ -45,7 +45,7 @@ impl Arena {
     /// the slab it started in) is the whole exit. Returns `false`, changing
     /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
     /// bypass block, a configuration change) or memory must be poisoned (the
-    /// epoch's low bit, which the entry cleared);
+    /// low bit of the epoch the entry recorded, which the arena's never has);
     /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
@@ -56,14 +56,16 @@ impl Arena {
             return false;
         }
         debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
-        // Only a scope that bumped has a peak to record and memory to release.
-        // Tested on the bytes in use rather than on the entry address: that
-        // would be one more register live across the scope's closure.
-        if self.slabs.bytes_in_use() != start.floor.used {
-            self.note_high_water_fast();
-            self.slabs.rewind_in_slab(start.floor.used);
-        }
-        self.depth = start.floor.depth - 1;
+        // Unconditional: for a scope that did not bump, the peak test fails
+        // and the rewind stores the pointer it loaded, which costs fewer
+        // instructions than testing whether the scope bumped.
+        self.note_high_water_fast();
+        self.slabs.rewind_in_slab(start.floor.used);
+        // The arena is at the scope's depth (its children have closed): a
+        // decrement in place keeps no copy of the depth live across the
+        // scope's closure.
+        debug_assert_eq!(self.depth, start.floor.depth, "a child scope is still open");
+        self.depth -= 1;
         true
     }
 
@@ -108,7 +110,8 @@ impl Arena {
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
             unsafe { poison::poison(ptr, size) };
         }
-        self.slabs.set_top_end(ptr, 0)
+        self.slabs.release_top_block(ptr);
+        true
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -140,6 +143,23 @@ impl Arena {
             }
         }
         self.slabs.set_top_end(ptr, new_size)
+    }
+
+    /// [`resize_top_in_place`](Arena::resize_top_in_place) for `new_size` at
+    /// least `old_size`, which then neither records a peak nor poisons.
+    #[inline(always)]
+    pub(crate) fn grow_top_in_place(
+        &mut self,
+        ptr: NonNull<u8>,
+        old_size: usize,
+        new_size: usize,
+        floor: usize,
+    ) -> bool {
+        debug_assert!(new_size >= old_size, "not a growth");
+        old_size != 0
+            && new_size < self.config.large_threshold_bytes
+            && self.slabs.is_top_above(ptr, old_size, floor)
+            && self.slabs.set_top_end(ptr, new_size)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the

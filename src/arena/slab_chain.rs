@@ -305,13 +305,22 @@ impl SlabChain {
     /// touching older memory.
     #[inline(always)]
     pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
-        let addr = ptr.as_ptr().addr();
-        // An address below the slab's origin wraps to a huge offset, past the pointer's.
-        let offset = addr.wrapping_sub(self.origin);
-        addr.checked_add(size) == Some(self.ptr.addr())
-            && offset <= self.bytes_in_use()
-            && offset >= self.used_before
-            && offset >= floor
+        // With `ptr + size` at the pointer, the block's offset is the bytes in
+        // use less `size`; it lies in the current slab and above `floor` if
+        // that offset does not wrap and is at least `used_before` and `floor`.
+        // (A `ptr` that `pointer - size` reaches only by wrapping is refused
+        // by the first test: `size` then exceeds the bytes in use.)
+        self.ptr.addr().wrapping_sub(size) == ptr.as_ptr().addr()
+            && self.bytes_in_use().checked_sub(size).is_some_and(|offset| offset >= floor && offset >= self.used_before)
+    }
+
+    /// Moves the pointer down to `ptr`, the start of the top block (checked
+    /// by [`is_top_above`](SlabChain::is_top_above)), releasing the block.
+    #[inline(always)]
+    pub(super) fn release_top_block(&mut self, ptr: NonNull<u8>) {
+        debug_assert!(ptr.as_ptr().addr() <= self.ptr.addr(), "not below the pointer");
+        // The pointer keeps the provenance of the slab it stays in.
+        self.ptr = self.ptr.with_addr(ptr.as_ptr().addr());
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by

@@ -38,6 +38,17 @@ impl<'s> Scope<'s> {
         self.alloc_block(layout)
     }
 
+    /// [`alloc_array`](Scope::alloc_array)'s fast path alone (see
+    /// [`Scope::bump`]): `None` for a zero-sized `T` too.
+    #[inline(always)]
+    fn bump_array<T>(&self, len: usize) -> Option<NonNull<T>> {
+        if size_of::<T>() == 0 {
+            return None;
+        }
+        let layout = Layout::array::<T>(len).ok()?;
+        self.bump(layout).map(NonNull::cast)
+    }
+
     /// Panics for a failed request of `len` elements of `T`, naming why.
     #[inline(always)]
     #[track_caller]
@@ -177,6 +188,14 @@ impl<'s> Scope<'s> {
     /// Where [`try_zeroed`](Scope::try_zeroed) errs, with the sizes and the reason.
     #[track_caller]
     pub fn zeroed<T: Zeroable>(&self, len: usize) -> ScopedArray<'s, T> {
+        if let Some(ptr) = self.bump_array::<T>(len) {
+            // SAFETY: the block is fresh and holds `len` elements; all-zero
+            // bytes are a valid `T` (`Zeroable`); it stays allocated for `'s`.
+            unsafe {
+                ptr.as_ptr().write_bytes(0, len);
+                return ScopedArray::from_raw_parts(ptr, len, None);
+            }
+        }
         self.unwrap_array::<T, _>(self.try_zeroed(len), len)
     }
 
@@ -335,6 +354,15 @@ impl<'s> Scope<'s> {
     #[inline]
     #[track_caller]
     pub fn copy_slice<T: Copy>(&self, items: &[T]) -> ScopedArray<'s, T> {
+        if let Some(ptr) = self.bump_array::<T>(items.len()) {
+            // SAFETY: the block is fresh, so it does not overlap `items`, and
+            // holds `items.len()` elements, all initialized by the copy; it
+            // stays allocated for `'s`.
+            unsafe {
+                crate::array::copy_elements(items, ptr.as_ptr());
+                return ScopedArray::from_raw_parts(ptr, items.len(), None);
+            }
+        }
         self.unwrap_array::<T, _>(self.try_copy_slice(items), items.len())
     }
 
@@ -555,6 +583,13 @@ impl<'s> Scope<'s> {
     /// Where [`try_boxed`](Scope::try_boxed) errs.
     #[track_caller]
     pub fn boxed<T>(&self, value: T) -> ScopedBox<'s, T> {
+        if let Some(ptr) = self.bump_array::<T>(1) {
+            // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
+            unsafe {
+                ptr.as_ptr().write(value);
+                return ScopedBox::from_raw(ptr);
+            }
+        }
         match self.try_boxed(value) {
             Ok(boxed) => boxed,
             Err(_) => self.array_failed::<T>(1),

@@ -36,13 +36,14 @@ unsafe impl Allocator for Scope<'_> {
         self.release_block(ptr, layout);
     }
 
+    #[inline(always)]
     unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if self.resize_in_place(ptr, old, new) {
+        if self.grow_in_place(ptr, old, new) {
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
         // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
         // scope with `old` (the caller's contract).
-        unsafe { self.reallocate(ptr, old, new, old.size()) }
+        unsafe { grow_by_moving(self, ptr, old, new) }
     }
 
     unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -79,6 +80,24 @@ unsafe impl Allocator for Scope<'_> {
         }
         moved
     }
+}
+
+/// `grow` of a block that cannot grow where it is: a fresh block and a copy.
+/// Out of line, so that the in-place growth inlines into its caller.
+///
+/// # Safety
+/// As for `Allocator::grow`.
+#[cold]
+#[inline(never)]
+unsafe fn grow_by_moving(
+    scope: &Scope<'_>,
+    ptr: NonNull<u8>,
+    old: Layout,
+    new: Layout,
+) -> Result<NonNull<[u8]>, AllocError> {
+    // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+    // scope with `old` (the caller's contract).
+    unsafe { scope.reallocate(ptr, old, new, old.size()) }
 }
 
 /// `impl Allocator for Scope` for another allocator-api2 line: the same

@@ -246,14 +246,21 @@ impl<'s> Scope<'s> {
     /// free the memory — so its small requests go to its own side blocks.
     #[inline(always)]
     pub(crate) fn alloc(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        let arena = self.arena_mut();
-        if arena.depth() == self.depth()
-            && arena.is_small(layout)
-            && let Some(ptr) = arena.bump(layout)
-        {
+        if let Some(ptr) = self.bump(layout) {
             return Ok(ptr);
         }
         self.by_value().alloc_cold(layout).map(|block| block.ptr)
+    }
+
+    /// The fast path of [`alloc`](Scope::alloc) alone: memory for `layout`
+    /// bumped from the current slab, or `None` where `alloc` takes its cold
+    /// path (also for every size-0 request). A constructor that branches on
+    /// it keeps the cold path's answer (an error, a large block) out of its
+    /// fast path.
+    #[inline(always)]
+    pub(crate) fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth() && arena.is_small(layout) { arena.bump(layout) } else { None }
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
@@ -261,11 +268,7 @@ impl<'s> Scope<'s> {
     /// the memory is known to read as zeros.
     #[inline(always)]
     pub(crate) fn alloc_block(&self, layout: Layout) -> Result<Allocation, AllocError> {
-        let arena = self.arena_mut();
-        if arena.depth() == self.depth()
-            && arena.is_small(layout)
-            && let Some(ptr) = arena.bump(layout)
-        {
+        if let Some(ptr) = self.bump(layout) {
             return Ok(Allocation { ptr, large: None });
         }
         self.by_value().alloc_cold(layout)
@@ -328,9 +331,19 @@ impl<'s> Scope<'s> {
     /// the innermost one and `ptr` is that block; returns whether it did.
     pub(crate) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        ptr.as_ptr().addr().is_multiple_of(new.align())
+        is_aligned_to(ptr, new)
             && arena.depth() == self.depth()
             && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor())
+    }
+
+    /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
+    /// large as `old`: the fast path of `grow`.
+    #[inline(always)]
+    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let arena = self.arena_mut();
+        is_aligned_to(ptr, new)
+            && arena.depth() == self.depth()
+            && arena.grow_top_in_place(ptr, old.size(), new.size(), self.floor())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
@@ -353,6 +366,13 @@ impl<'s> Scope<'s> {
         self.release_block(ptr, old);
         Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
     }
+}
+
+/// Whether `ptr` is aligned for `layout`: a mask, since alignments are
+/// powers of two (`is_multiple_of` with a run-time divisor is a division).
+#[inline(always)]
+fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
+    ptr.as_ptr().addr() & (layout.align() - 1) == 0
 }
 
 /// A scope's arena and depth: what the cold paths need of a [`Scope`],

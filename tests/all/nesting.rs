@@ -229,3 +229,27 @@ fn a_thread_scope_opened_inside_another_is_nested() {
     });
     assert_eq!(arena::stats().depth, 0);
 }
+
+#[test]
+fn a_top_block_grown_to_a_stricter_alignment_moves_when_misaligned() {
+    if arena::DebugMode::from_env() != arena::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    arena::scope(|s| {
+        let byte = Layout::from_size_align(1, 1).unwrap();
+        let first = s.allocate(byte).unwrap().cast::<u8>();
+        let top = s.allocate(byte).unwrap().cast::<u8>();
+        // Bumped one byte past `first`: one of the two is at an odd address.
+        let odd = if top.as_ptr().addr() % 2 == 1 { top } else { first };
+        let is_top = odd == top;
+        let wide = Layout::from_size_align(16, 8).unwrap();
+        // SAFETY: `odd` came from `s` with `byte`; `wide` is larger.
+        let grown = unsafe { s.grow(odd, byte, wide) }.unwrap().cast::<u8>();
+        assert_eq!(grown.as_ptr().addr() % 8, 0, "grown block misaligned");
+        assert_ne!(grown, odd, "an odd address cannot hold an 8-aligned block (top: {is_top})");
+        // A top block whose address suits the new alignment grows where it is.
+        // SAFETY: `grown` came from `s` with `wide`, and is the top block.
+        let again = unsafe { s.grow(grown, wide, Layout::from_size_align(64, 8).unwrap()) }.unwrap().cast::<u8>();
+        assert_eq!(again, grown, "the aligned top block should grow in place");
+    });
+}
