@@ -38,12 +38,28 @@ pub(crate) struct ArrayRequest {
 impl fmt::Display for ArrayRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ArrayRequest { type_name, len, elem_bytes, failure } = self;
+        let unit = if *elem_bytes == 1 { "byte" } else { "bytes" };
         if *len == 1 {
-            write!(f, "cannot allocate 1 element of {type_name} ({elem_bytes} bytes): ")?;
+            write!(f, "cannot allocate 1 element of {type_name} ({elem_bytes} {unit}): ")?;
         } else {
-            write!(f, "cannot allocate {len} elements of {type_name} ({elem_bytes} bytes each): ")?;
+            write!(f, "cannot allocate {len} elements of {type_name} ({elem_bytes} {unit} each): ")?;
         }
         let bytes = len.wrapping_mul(*elem_bytes);
+        write!(f, "{}", FailureReason { failure: *failure, bytes })
+    }
+}
+
+/// Why a request of `bytes` failed, in words: the part of every allocation
+/// panic after "cannot allocate ...", for containers that name their request
+/// in their own terms.
+pub(crate) struct FailureReason {
+    pub(crate) failure: Failure,
+    pub(crate) bytes: usize,
+}
+
+impl fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let FailureReason { failure, bytes } = self;
         match failure {
             Failure::SizeOverflow => write!(f, "the size overflows isize::MAX bytes"),
             Failure::TooAligned { align } => {

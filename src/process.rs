@@ -120,7 +120,7 @@ pub(crate) fn acquire(bytes: usize) -> Result<(), ProcessRefusal> {
     let update = HELD_BYTES.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
         held.checked_add(bytes).filter(|&total| total <= limit)
     });
-    let _ = LAST_REFUSAL.try_with(|last| last.set(None));
+    forget_refusal();
     update.map(drop).map_err(|held| {
         let refusal = ProcessRefusal { requested: bytes, held, limit };
         let _ = LAST_REFUSAL.try_with(|last| last.set(Some(refusal)));
@@ -132,6 +132,13 @@ pub(crate) fn acquire(bytes: usize) -> Result<(), ProcessRefusal> {
 /// [`acquire`]).
 pub(crate) fn release(bytes: usize) {
     HELD_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+/// Forgets a refusal noted on this thread: called as a request starts, so
+/// that a failure of that request on a path that never reaches [`acquire`]
+/// is not blamed on an earlier refusal.
+pub(crate) fn forget_refusal() {
+    let _ = LAST_REFUSAL.try_with(|last| last.set(None));
 }
 
 /// The refusal of this thread's last [`acquire`], if it was refused. Read,

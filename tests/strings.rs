@@ -158,5 +158,14 @@ fn a_full_arena_makes_write_fail_and_format_in_panic() {
         let message = panicked.expect_err("format_in! past the limit panics");
         let message = message.downcast_ref::<String>().map_or("", String::as_str);
         assert!(message.contains("format_in!: formatting failed"), "{message}");
+        let message = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.string_from(&long).len()))
+            .expect_err("a copy past the limit panics")
+            .downcast::<String>()
+            .map_or_else(|_| String::new(), |message| *message);
+        assert!(
+            message.starts_with("string_from on a ScopedString of 0 bytes needs room for 8192 more: ")
+                && message.contains("configured limit of 4096 bytes"),
+            "the panic names what the user called, in bytes: {message}"
+        );
     });
 }

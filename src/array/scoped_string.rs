@@ -1,5 +1,6 @@
 //! `ScopedString`: UTF-8 text in a scope, and [`format_in!`](crate::format_in).
 
+use std::alloc::Layout;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
@@ -7,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 use allocator_api2::alloc::AllocError;
 
 use super::ScopedVec;
+use crate::error::{Failure, FailureReason};
 use crate::scope::Scope;
 
 /// A growable UTF-8 string in the memory of the scope `'s`: what
@@ -65,7 +67,7 @@ impl<'s> Scope<'s> {
     #[track_caller]
     pub fn string_from(&self, text: &str) -> ScopedString<'s> {
         let mut string = self.string();
-        string.push_str(text);
+        string.push_str_for("string_from", text);
         string
     }
 
@@ -108,7 +110,36 @@ impl<'s> ScopedString<'s> {
     #[inline]
     #[track_caller]
     pub fn push_str(&mut self, text: &str) {
+        self.push_str_for("push_str", text);
+    }
+
+    /// [`push_str`](ScopedString::push_str) for the method `what` the user
+    /// called, which a failed growth's panic names.
+    #[inline(always)]
+    #[track_caller]
+    fn push_str_for(&mut self, what: &str, text: &str) {
+        if self.capacity() - self.len() < text.len() && self.bytes.try_reserve(text.len()).is_err() {
+            self.growth_failed(what, text.len());
+        }
         self.bytes.extend_from_slice_copy(text.as_bytes());
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn growth_failed(&self, what: &str, additional: usize) -> ! {
+        let len = self.len();
+        let Some(needed) = len.checked_add(additional) else {
+            panic!("{what} on a ScopedString of {len} bytes: {additional} more bytes overflow usize")
+        };
+        let failure = match Layout::array::<u8>(needed) {
+            Err(_) => Failure::SizeOverflow,
+            Ok(layout) => self.scope().by_value().failure_reason(layout),
+        };
+        panic!(
+            "{what} on a ScopedString of {len} bytes needs room for {additional} more: {}",
+            FailureReason { failure, bytes: needed }
+        )
     }
 
     /// Appends `text`, or returns [`AllocError`] (and leaves the string as
@@ -145,7 +176,7 @@ impl<'s> ScopedString<'s> {
     #[inline]
     #[track_caller]
     pub fn push(&mut self, c: char) {
-        self.push_str(c.encode_utf8(&mut [0; 4]));
+        self.push_str_for("push", c.encode_utf8(&mut [0; 4]));
     }
 
     /// Removes and returns the last character.
@@ -479,7 +510,7 @@ impl<'s> ScopedString<'s> {
     pub fn format_args_in(scope: &Scope<'s>, arguments: fmt::Arguments<'_>) -> ScopedString<'s> {
         let mut out = scope.string();
         if let Some(text) = arguments.as_str() {
-            out.push_str(text);
+            out.push_str_for("format_in!", text);
         } else if fmt::Write::write_fmt(&mut out, arguments).is_err() {
             format_failed(&out);
         }

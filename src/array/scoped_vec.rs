@@ -522,7 +522,10 @@ fn grown_for_push<T>(scope: &Scope<'_>, ptr: NonNull<T>, len: usize, cap: usize)
 fn growth_failed<T>(scope: &Scope<'_>, what: &str, len: usize, additional: usize, tried: Option<usize>) -> ! {
     let name = std::any::type_name::<T>();
     let Some(capacity) = tried else {
-        panic!("{what} on a ScopedVec<{name}> of {len} elements: {additional} more overflows the capacity (usize)")
+        panic!(
+            "{what} on a ScopedVec<{name}> of {len} {}: {additional} more overflows the capacity (usize)",
+            elements(len)
+        )
     };
     let failure = match Layout::array::<T>(capacity) {
         Err(_) => Failure::SizeOverflow,
@@ -530,9 +533,15 @@ fn growth_failed<T>(scope: &Scope<'_>, what: &str, len: usize, additional: usize
     };
     let request = ArrayRequest::of::<T>(capacity, failure);
     panic!(
-        "{what} on a ScopedVec<{name}> of {len} elements needs room for {additional} more \
-         (a capacity of {capacity}): {request}"
+        "{what} on a ScopedVec<{name}> of {len} {} needs room for {additional} more \
+         (a capacity of {capacity}): {request}",
+        elements(len)
     )
+}
+
+/// "element" or "elements", as `count` asks.
+fn elements(count: usize) -> &'static str {
+    if count == 1 { "element" } else { "elements" }
 }
 
 impl<T> Drop for ScopedVec<'_, T> {

@@ -403,6 +403,7 @@ impl ScopeRef {
     #[inline(never)]
     fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
         let _busy = BusyGuard::raise();
+        crate::process::forget_refusal();
         let made = self.alloc_cold_busy(layout);
         if made.is_err() {
             crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
