@@ -98,7 +98,6 @@ TABLES = {
     "kernels": ("cargo bench -q -p arena-benches --bench kernels -- --output-format bencher", criterion_table),
     "concat_sweep": (None, concat_table),
     "capture": ("cargo run -q --release -p arena-benches --example capture", text_block),
-    "mlp": ("cargo run -q --release --example mlp", text_block),
 }
 
 
