@@ -25,8 +25,10 @@ fn reenter() {
     let _ = arena::global_stats();
     arena::configure(config);
     arena::trim();
-    let sum = arena::scope(|s| s.from_fn(16, |i| i as u32).iter().sum::<u32>());
-    assert_eq!(sum, 120);
+    // The harness may have set a byte limit the scope's request passes:
+    // refused then, never wrong.
+    let sum = arena::scope(|s| s.try_from_fn(16, |i| i as u32).map(|a| a.iter().sum::<u32>()));
+    assert!(sum.is_err() || sum == Ok(120), "{sum:?}");
     ARMED.with(|armed| armed.set(true));
 }
 
