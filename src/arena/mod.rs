@@ -47,7 +47,7 @@ pub struct Checkpoint {
     /// Bypass-mode blocks made before the checkpoint.
     bypass_serial: u64,
     /// Number of scopes open.
-    depth: u32,
+    depth: usize,
 }
 
 /// Where a scope started: all a scope keeps of the arena's state while it is
@@ -61,7 +61,7 @@ pub(crate) struct ScopeFloor {
     used: usize,
     /// The scope's own depth (1 for an outermost scope): the arena's depth
     /// while it is the innermost scope, one less once it has exited.
-    depth: u32,
+    depth: usize,
 }
 
 impl ScopeFloor {
@@ -74,7 +74,7 @@ impl ScopeFloor {
 
     /// The scope's own depth (1 for an outermost scope).
     #[inline(always)]
-    pub(crate) fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 }
@@ -113,7 +113,7 @@ pub(crate) struct ScopeStart {
 pub struct Arena {
     slabs: SlabChain,
     /// Number of scopes open on this arena.
-    depth: u32,
+    depth: usize,
     side: SideChunks,
     large: LargeBlocks,
     bypass: BypassBlocks,
@@ -460,14 +460,14 @@ impl Arena {
 
     /// Releases the slab memory above `checkpoint` and the large and bypass
     /// blocks made since it.
-    fn release_since(&mut self, checkpoint: &Checkpoint, depth: u32) {
+    fn release_since(&mut self, checkpoint: &Checkpoint, depth: usize) {
         self.release_to(checkpoint.slabs, checkpoint.large_serial, checkpoint.bypass_serial, depth);
     }
 
     /// Moves the slab pointer back to `position`, and releases the large
     /// blocks from serial number `large_serial` on and the bypass blocks from
     /// serial number `bypass_serial` on that scopes at `depth` or deeper own.
-    fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: u32) {
+    fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: usize) {
         self.note_high_water();
         if !self.slabs.is_at(&position) {
             if self.debug_mode() == DebugMode::Poison {

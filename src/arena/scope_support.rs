@@ -12,7 +12,7 @@ use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, poi
 impl Arena {
     /// Number of scopes open now.
     #[inline(always)]
-    pub(crate) fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 
@@ -23,19 +23,18 @@ impl Arena {
     /// new depth comes from `expected`, which is in a register, and the load
     /// of the depth only feeds a predicted branch: a loop of child scopes
     /// then does not wait, at each entry, for the previous exit's decrement.
-    /// (For the constant 0 the compiler
-    /// folds the guess back into the loaded depth, which is then on the
-    /// chain again, behind the bump pointer's longer one.) When the guess is
-    /// wrong, the loaded depth is used; nothing but speed depends on it.
+    /// (For the constant 0 the compiler folds the guess back into the loaded
+    /// depth, which is then on the chain again, behind the bump pointer's
+    /// longer one.) When the guess is wrong, the loaded depth is used;
+    /// nothing but speed depends on it.
     ///
-    /// Opening a scope writes no counter for the same reason: an increment
-    /// is a load of what the previous scope stored.
+    /// The increment needs no overflow check: every open scope holds a frame
+    /// on this thread's stack, so fewer than `usize::MAX` scopes can be open.
+    /// Opening a scope writes no counter, for the same reason as the guess:
+    /// an increment is a load of what the previous scope stored.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self, expected: u32) -> ScopeStart {
-        let depth = match expected.checked_add(1) {
-            Some(next) if self.depth == expected => next,
-            _ => self.depth.checked_add(1).expect("more than u32::MAX nested scopes"),
-        };
+    pub(crate) fn enter_scope(&mut self, expected: usize) -> ScopeStart {
+        let depth = if self.depth == expected { expected } else { self.depth } + 1;
         self.depth = depth;
         ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.entry_epoch }
     }
@@ -164,7 +163,7 @@ impl Arena {
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
     /// side chunks of the scope at `depth`, which is not the innermost one.
-    pub(crate) fn side_alloc(&mut self, depth: u32, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn side_alloc(&mut self, depth: usize, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
@@ -193,7 +192,7 @@ impl Arena {
 
     /// Frees the bypass block at `ptr` owned by the scope at `depth`, if there
     /// is one, as a real allocator frees a block on `deallocate`.
-    pub(crate) fn release_bypass_at(&mut self, ptr: NonNull<u8>, depth: u32) {
+    pub(crate) fn release_bypass_at(&mut self, ptr: NonNull<u8>, depth: usize) {
         self.note_high_water();
         if self.bypass.release_at(ptr, depth) {
             self.counters.system_deallocations += 1;
@@ -204,7 +203,7 @@ impl Arena {
 
     /// Serves `layout` with its own system allocation (bypass mode), owned by
     /// the scope at `depth`.
-    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: u32) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, AllocError> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }

@@ -211,8 +211,30 @@ impl<'s, T> ScopedVec<'s, T> {
     #[inline(always)]
     #[track_caller]
     fn reserve_for(&mut self, what: &'static str, additional: usize) {
-        if self.cap - self.len < additional {
+        if self.cap - self.len < additional && !self.bump_first_buffer(additional) {
             self.grow_or_panic(what, additional);
+        }
+    }
+
+    /// The first buffer of a vector without one, for `additional` elements,
+    /// if the scope's bump fast path can serve it; returns whether it did.
+    /// Inline, unlike growth: a vector made just before it is filled (the
+    /// common case) then never reaches an out-of-line call.
+    #[inline(always)]
+    fn bump_first_buffer(&mut self, additional: usize) -> bool {
+        // A zero-sized `T` has capacity `usize::MAX`, so it never gets here.
+        if self.cap != 0 {
+            return false;
+        }
+        let cap = grown_capacity(0, additional, size_of::<T>());
+        let Ok(layout) = Layout::array::<T>(cap) else { return false };
+        match self.scope.bump(layout) {
+            Some(ptr) => {
+                self.ptr = ElementPtr(ptr.cast());
+                self.cap = cap;
+                true
+            }
+            None => false,
         }
     }
 
@@ -545,18 +567,38 @@ fn elements(count: usize) -> &'static str {
 }
 
 impl<T> Drop for ScopedVec<'_, T> {
+    #[inline]
     fn drop(&mut self) {
-        /// Releases the buffer after the elements, also if one of their drops panics.
+        if std::mem::needs_drop::<T>() {
+            self.drop_elements_then_release();
+        } else {
+            self.release_buffer();
+        }
+    }
+}
+
+impl<T> ScopedVec<'_, T> {
+    /// Gives the buffer back to the scope (in place when it is the scope's
+    /// top block; otherwise it stays until the scope exits).
+    #[inline(always)]
+    fn release_buffer(&mut self) {
+        if self.cap != 0 && size_of::<T>() != 0 {
+            // SAFETY: the buffer was allocated for `cap` elements, so
+            // `cap * size_of::<T>()` is a valid layout size (field invariant).
+            let layout = unsafe { Layout::from_size_align_unchecked(self.cap * size_of::<T>(), align_of::<T>()) };
+            // SAFETY: the block came from `scope` for `layout` (field
+            // invariant) and the vector is being dropped: nothing uses it after.
+            unsafe { self.scope.deallocate(self.ptr.0.cast(), layout) };
+        }
+    }
+
+    /// The drop of a vector whose elements need dropping: the elements,
+    /// then the buffer, also if one of the elements' drops panics.
+    fn drop_elements_then_release(&mut self) {
         struct ReleaseBuffer<'v, 's, T>(&'v mut ScopedVec<'s, T>);
         impl<T> Drop for ReleaseBuffer<'_, '_, T> {
             fn drop(&mut self) {
-                let vec = &mut *self.0;
-                if vec.cap != 0 && size_of::<T>() != 0 {
-                    let layout = Layout::array::<T>(vec.cap).expect("a buffer's layout fits");
-                    // SAFETY: the block came from `scope` for `layout` (field
-                    // invariant) and the vector is being dropped: nothing uses it after.
-                    unsafe { vec.scope.deallocate(vec.ptr.0.cast(), layout) };
-                }
+                self.0.release_buffer();
             }
         }
         let guard = ReleaseBuffer(self);

@@ -21,7 +21,7 @@ use crate::sync::BusyGuard;
 #[inline(always)]
 pub(super) unsafe fn run_scope<R>(
     arena: NonNull<Arena>,
-    expected_depth: u32,
+    expected_depth: usize,
     f: impl for<'s> FnOnce(&'s Scope<'s>) -> R,
 ) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
@@ -226,7 +226,7 @@ impl<'s> Scope<'s> {
     /// });
     /// ```
     #[inline(always)]
-    pub fn depth(&self) -> u32 {
+    pub fn depth(&self) -> usize {
         self.open.floor.depth()
     }
 
@@ -381,7 +381,7 @@ fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
 pub(crate) struct ScopeRef {
     /// The scope's arena (valid while the scope is open; see `OpenScope`).
     arena: NonNull<Arena>,
-    depth: u32,
+    depth: usize,
 }
 
 impl ScopeRef {
