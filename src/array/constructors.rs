@@ -544,7 +544,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
     #[track_caller]
     pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'s, T> {
-        self.unwrap_array::<T, _>(self.try_vec_with_capacity(capacity), capacity)
+        ScopedVec::with_capacity_in(capacity, self)
     }
 
     /// `value` moved into the scope's memory.

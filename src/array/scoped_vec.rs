@@ -128,6 +128,24 @@ impl<'s, T> ScopedVec<'s, T> {
         Ok(vec)
     }
 
+    /// [`try_with_capacity_in`](ScopedVec::try_with_capacity_in) that panics
+    /// at the caller's line if the memory cannot be had. The vector is built
+    /// once, from registers, after the buffer: not moved out of a `Result`,
+    /// whose copy would wait for the stores that built it.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn with_capacity_in(capacity: usize, scope: &Scope<'s>) -> Self {
+        if capacity == 0 || size_of::<T>() == 0 {
+            return ScopedVec::new_in(scope);
+        }
+        let bumped = Layout::array::<T>(capacity).ok().and_then(|layout| scope.bump(layout));
+        let ptr = match bumped {
+            Some(ptr) => ptr.cast(),
+            None => buffer_or_panic::<T>(scope, capacity),
+        };
+        ScopedVec { ptr: ElementPtr(ptr), len: 0, cap: capacity, scope: scope.for_its_lifetime(), _owns: PhantomData }
+    }
+
     /// Takes over `len` elements in a buffer of `cap` slots at `ptr`.
     ///
     /// # Safety
@@ -211,31 +229,38 @@ impl<'s, T> ScopedVec<'s, T> {
     #[inline(always)]
     #[track_caller]
     fn reserve_for(&mut self, what: &'static str, additional: usize) {
-        if self.cap - self.len < additional && !self.bump_first_buffer(additional) {
-            self.grow_or_panic(what, additional);
+        if self.cap - self.len < additional {
+            match self.bump_first_buffer(additional) {
+                Some((ptr, cap)) => self.set_buffer(ptr, 0, cap),
+                None => self.grow_or_panic(what, additional),
+            }
         }
     }
 
-    /// The first buffer of a vector without one, for `additional` elements,
-    /// if the scope's bump fast path can serve it; returns whether it did.
-    /// Inline, unlike growth: a vector made just before it is filled (the
-    /// common case) then never reaches an out-of-line call.
+    /// A first buffer for `additional` elements, as growth would make it,
+    /// if the vector has none and the scope's bump fast path can serve it;
+    /// `None` otherwise (the growth path decides). Inline, unlike growth: a
+    /// vector made just before it is filled (the common case) then never
+    /// reaches an out-of-line call.
     #[inline(always)]
-    fn bump_first_buffer(&mut self, additional: usize) -> bool {
+    fn bump_first_buffer(&self, additional: usize) -> Option<(NonNull<T>, usize)> {
         // A zero-sized `T` has capacity `usize::MAX`, so it never gets here.
         if self.cap != 0 {
-            return false;
+            return None;
         }
         let cap = grown_capacity(0, additional, size_of::<T>());
-        let Ok(layout) = Layout::array::<T>(cap) else { return false };
-        match self.scope.bump(layout) {
-            Some(ptr) => {
-                self.ptr = ElementPtr(ptr.cast());
-                self.cap = cap;
-                true
-            }
-            None => false,
-        }
+        let layout = Layout::array::<T>(cap).ok()?;
+        Some((self.scope.bump(layout)?.cast(), cap))
+    }
+
+    /// Takes `ptr` as the buffer of `cap` elements whose first `len` are
+    /// initialized, in place of a vector without a buffer.
+    #[inline(always)]
+    fn set_buffer(&mut self, ptr: NonNull<T>, len: usize, cap: usize) {
+        debug_assert!(self.cap == 0 && self.len == 0, "a buffer would be lost");
+        self.ptr = ElementPtr(ptr);
+        self.len = len;
+        self.cap = cap;
     }
 
     /// The growth of [`reserve_for`](ScopedVec::reserve_for), out of line.
@@ -520,6 +545,20 @@ fn grown<T>(
         unsafe { scope.grow(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
     };
     Ok((block.cast(), new_cap))
+}
+
+/// The buffer of [`ScopedVec::with_capacity_in`] when the bump fast path
+/// cannot serve it: the scope's full allocation path, or the panic that
+/// names why it failed.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn buffer_or_panic<T>(scope: &Scope<'_>, capacity: usize) -> NonNull<T> {
+    let block = Layout::array::<T>(capacity).map_err(|_| AllocError).and_then(|layout| scope.alloc(layout));
+    match block {
+        Ok(ptr) => ptr.cast(),
+        Err(_) => scope.array_failed::<T>(capacity),
+    }
 }
 
 /// The growth of [`ScopedVec::push`] for a full vector, taking and returning
