@@ -62,7 +62,9 @@ impl<T> ScopedVec<'_, T> {
     ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[inline]
+    // Always inlined: called out of line, the vector is in memory and its
+    // fields, stored one by one, are read back in 16-byte halves when it moves.
+    #[inline(always)]
     #[track_caller]
     pub fn extend_from_slice_copy(&mut self, items: &[T])
     where
