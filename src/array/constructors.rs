@@ -351,7 +351,7 @@ impl<'s> Scope<'s> {
     ///
     /// # Panics
     /// Where [`try_copy_slice`](Scope::try_copy_slice) errs.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn copy_slice<T: Copy>(&self, items: &[T]) -> ScopedArray<'s, T> {
         if let Some(ptr) = self.bump_array::<T>(items.len()) {
