@@ -396,6 +396,19 @@ impl ScopeRef {
         unsafe { &mut *self.arena.as_ptr() }
     }
 
+    /// [`Scope::alloc_block`] for a scope passed by value.
+    #[inline]
+    pub(crate) fn alloc_block(self, layout: Layout) -> Result<Allocation, AllocError> {
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth
+            && arena.is_small(layout)
+            && let Some(ptr) = arena.bump(layout)
+        {
+            return Ok(Allocation { ptr, large: None });
+        }
+        self.alloc_cold(layout)
+    }
+
     /// Every allocation the bump fast path does not serve: a large block (or
     /// a refusal), a new slab, a side chunk of a scope that is not the
     /// innermost one, a bypass-mode block.
