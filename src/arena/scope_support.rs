@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, poison};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
 
 impl Arena {
     /// Number of scopes open now.
@@ -33,37 +33,37 @@ impl Arena {
     /// Opening a scope writes no counter, for the same reason as the guess:
     /// an increment is a load of what the previous scope stored.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self, expected: usize) -> ScopeStart {
+    pub(crate) fn enter_scope(&mut self, expected: usize) -> ScopeFloor {
         let depth = if self.depth == expected { expected } else { self.depth } + 1;
         self.depth = depth;
-        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.entry_epoch }
+        ScopeFloor { used: self.slabs.bytes_in_use(), depth }
     }
 
-    /// Closes the innermost scope, which started at `start`, if nothing but
+    /// Closes the innermost scope, whose floor is `floor`, if nothing but
     /// bumps happened since it opened: then moving the pointer back (within
     /// the slab it started in) is the whole exit. Returns `false`, changing
     /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
-    /// bypass block, a configuration change) or memory must be poisoned (the
-    /// low bit of the epoch the entry recorded, which the arena's never has);
-    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
+    /// bypass block, a configuration change) or memory must be poisoned:
+    /// then the scope's depth is at most `full_exit_depth`, and
+    /// [`exit_scope_slow`](Arena::exit_scope_slow) does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
-    pub(crate) fn exit_scope_fast(&mut self, start: &ScopeStart) -> bool {
-        if self.epoch != start.epoch {
+    pub(crate) fn exit_scope_fast(&mut self, floor: &ScopeFloor) -> bool {
+        if floor.depth <= self.full_exit_depth {
             return false;
         }
-        debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
+        debug_assert!(!self.side.holds(self.depth), "a side allocation did not end as a slow path");
         // Unconditional: for a scope that did not bump, the peak test fails
         // and the rewind stores the pointer it loaded, which costs fewer
         // instructions than testing whether the scope bumped.
         self.note_high_water_fast();
-        self.slabs.rewind_in_slab(start.floor.used);
+        self.slabs.rewind_in_slab(floor.used);
         // The arena is at the scope's depth (its children have closed): a
         // decrement in place keeps no copy of the depth live across the
         // scope's closure.
-        debug_assert_eq!(self.depth, start.floor.depth, "a child scope is still open");
+        debug_assert_eq!(self.depth, floor.depth, "a child scope is still open");
         self.depth -= 1;
         true
     }
