@@ -336,6 +336,33 @@ fn an_overlong_iterator_collected_through_large_blocks_keeps_one_live() {
     assert_eq!((stats.bytes_in_use, stats.large_live_bytes), (0, 0));
 }
 
+/// An iterator that yields fewer items than it announced leaves no unused
+/// tail behind: the block shrinks to the items written, so the bytes in use
+/// are those of the items, whichever constructor collected them.
+#[test]
+fn an_iterator_that_falls_short_leaves_only_its_items_in_use() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        return eprintln!("skipped under ARENA_DEBUG=bypass: every block is a system allocation of its own");
+    }
+    for (claimed, actual) in [(1_000, 10), (64, 0), (5, 4)] {
+        let item_bytes = actual * size_of::<Counted>();
+        let (items, _) = liar(claimed, actual, None);
+        arena::scope(|s| {
+            let array = s.from_iter(items);
+            assert_eq!(array.len(), actual);
+            assert_eq!(arena::stats().bytes_in_use, item_bytes, "from_iter: claimed {claimed}, yielded {actual}");
+        });
+        let (items, _) = liar(claimed, actual, None);
+        arena::scope(|s| {
+            let mut v = s.vec();
+            v.extend(items);
+            assert_eq!(arena::stats().bytes_in_use, item_bytes, "extend: claimed {claimed}, yielded {actual}");
+            v.push(Counted(usize::MAX, std::rc::Rc::default()));
+            assert_eq!(v.len(), actual + 1);
+        });
+    }
+}
+
 #[test]
 fn a_panicking_iterator_drops_exactly_the_items_already_written() {
     for panic_at in [0, 1, 5] {

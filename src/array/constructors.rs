@@ -78,7 +78,10 @@ impl<'s> Scope<'s> {
     /// A fresh array of the first `len` items of `items` (fewer if it ends
     /// first), each written once, straight into the block; and what is left
     /// of `items`. The iterator is moved in and out rather than borrowed, so
-    /// that its state is a local the compiler keeps in registers.
+    /// that its state is a local the compiler keeps in registers. Always
+    /// inlined: out of line, the array and the iterator would come back
+    /// through memory.
+    #[inline(always)]
     pub(super) fn try_fill_from<T, I: Iterator<Item = T>>(
         &self,
         len: usize,
@@ -98,6 +101,9 @@ impl<'s> Scope<'s> {
         }
         let done = fill.done;
         std::mem::forget(fill);
+        if done < len && memory.large.is_none() {
+            give_back_unfilled::<T>(self.by_value(), self.floor(), ptr, len, done);
+        }
         // SAFETY: the first `done` elements are initialized, the block is fresh
         // and stays allocated for `'s` or until the array releases its large block.
         Ok((unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) }, items))
@@ -680,5 +686,18 @@ impl<T> Drop for Collected<T> {
             // inside its scope.
             unsafe { large.release() };
         }
+    }
+}
+
+/// Gives `scope` back the unused tail of a block made for `len` elements
+/// that holds only `done`, when the block is the scope's top one (an
+/// iterator yielded fewer items than it announced). Given the scope by
+/// value and its floor, so that the fill it follows keeps the scope in
+/// registers.
+#[cold]
+#[inline(never)]
+fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: usize, done: usize) {
+    if let (Ok(made), Ok(kept)) = (Layout::array::<T>(len), Layout::array::<T>(done)) {
+        scope.resize_in_place(floor, ptr.cast(), made, kept);
     }
 }

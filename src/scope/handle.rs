@@ -229,7 +229,7 @@ impl<'s> Scope<'s> {
     /// The arena's slab bytes in use when this scope opened: the scope never
     /// moves the bump pointer below that point.
     #[inline(always)]
-    fn floor(&self) -> usize {
+    pub(crate) fn floor(&self) -> usize {
         self.open.floor.slab_bytes_in_use()
     }
 
@@ -326,10 +326,7 @@ impl<'s> Scope<'s> {
     /// Resizes the top block of the bump region in place, if this scope is
     /// the innermost one and `ptr` is that block; returns whether it did.
     pub(crate) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        let arena = self.arena_mut();
-        is_aligned_to(ptr, new)
-            && arena.depth() == self.depth()
-            && arena.resize_top_in_place(ptr, old.size(), new.size(), self.floor())
+        self.by_value().resize_in_place(self.floor(), ptr, old, new)
     }
 
     /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
@@ -390,6 +387,16 @@ impl ScopeRef {
         // and, as in `Scope::arena_mut`, reached for one arena operation that
         // runs no user code.
         unsafe { &mut *self.arena.as_ptr() }
+    }
+
+    /// [`Scope::resize_in_place`] for a scope passed by value, whose floor
+    /// is `floor` (a separate argument: a `ScopeRef` of three words would
+    /// be passed through memory).
+    pub(crate) fn resize_in_place(self, floor: usize, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let arena = self.arena_mut();
+        is_aligned_to(ptr, new)
+            && arena.depth() == self.depth
+            && arena.resize_top_in_place(ptr, old.size(), new.size(), floor)
     }
 
     /// [`Scope::alloc_block`] for a scope passed by value.
