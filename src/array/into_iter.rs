@@ -5,6 +5,7 @@ use std::iter::FusedIterator;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+use super::remaining::Remaining;
 use super::scoped_array::drop_elements_then_release;
 use crate::arena::LargeHandle;
 
@@ -21,12 +22,9 @@ use crate::arena::LargeHandle;
 /// });
 /// ```
 pub struct ScopedArrayIntoIter<'s, T> {
-    /// The array's elements; those in `front..back` are not yet taken.
-    ptr: NonNull<T>,
-    front: usize,
-    back: usize,
+    /// The array's elements not yet taken.
+    rest: Remaining<T>,
     large: Option<LargeHandle>,
-    _owns: PhantomData<T>,
     _scope: PhantomData<&'s ()>,
 }
 
@@ -45,7 +43,9 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     /// `len` initialized `T`s that nothing else owns, in memory that stays
     /// allocated for `'s` or until `large` (owned by nothing else) is released.
     pub(super) unsafe fn from_raw_parts(ptr: NonNull<T>, len: usize, large: Option<LargeHandle>) -> Self {
-        ScopedArrayIntoIter { ptr, front: 0, back: len, large, _owns: PhantomData, _scope: PhantomData }
+        // SAFETY: the caller hands over the `len` elements at `ptr`.
+        let rest = unsafe { Remaining::new(ptr, 0, len) };
+        ScopedArrayIntoIter { rest, large, _scope: PhantomData }
     }
 
     /// The elements not yet taken.
@@ -58,9 +58,7 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     /// });
     /// ```
     pub fn as_slice(&self) -> &[T] {
-        // SAFETY: the elements in `front..back` are initialized and owned by
-        // the iterator (it reads each one out only as it leaves that range).
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(self.front), self.back - self.front) }
+        self.rest.as_slice()
     }
 
     /// The elements not yet taken, mutably.
@@ -73,8 +71,7 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     /// });
     /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `as_slice`, with exclusive access through `&mut self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.front), self.back - self.front) }
+        self.rest.as_mut_slice()
     }
 }
 
@@ -83,31 +80,19 @@ impl<T> Iterator for ScopedArrayIntoIter<'_, T> {
 
     #[inline]
     fn next(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        self.front += 1;
-        // SAFETY: the element at the old `front` is initialized and owned by the
-        // iterator; moving `front` past it first means it is read out only once.
-        Some(unsafe { self.ptr.as_ptr().add(self.front - 1).read() })
+        self.rest.take_front()
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.back - self.front;
-        (left, Some(left))
+        (self.rest.len(), Some(self.rest.len()))
     }
 }
 
 impl<T> DoubleEndedIterator for ScopedArrayIntoIter<'_, T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        self.back -= 1;
-        // SAFETY: as in `next`, for the element at the new `back`.
-        Some(unsafe { self.ptr.as_ptr().add(self.back).read() })
+        self.rest.take_back()
     }
 }
 
@@ -118,8 +103,9 @@ impl<T> Drop for ScopedArrayIntoIter<'_, T> {
     fn drop(&mut self) {
         let large = self.large;
         // SAFETY: the iterator is being dropped inside its scope; the elements
-        // not taken and the block are used for nothing after this.
-        unsafe { drop_elements_then_release(self.as_mut_slice(), large) };
+        // not taken, which it gives up here, and the block are used for
+        // nothing after this.
+        unsafe { drop_elements_then_release(self.rest.take_rest(), large) };
     }
 }
 

@@ -9,6 +9,7 @@ mod fill;
 mod into_iter;
 #[cfg(feature = "dyn-stack")]
 mod mem_stack;
+mod remaining;
 mod scoped_array;
 mod scoped_box;
 mod scoped_string;

@@ -209,7 +209,7 @@ impl<T> Drop for ScopedArray<'_, T> {
 /// `elements` are the last elements owned by an array (or its by-value
 /// iterator) being dropped, inside its scope: initialized, never used again,
 /// and `large` is the block that holds them, not used again either.
-pub(super) unsafe fn drop_elements_then_release<T>(elements: &mut [T], large: Option<LargeHandle>) {
+pub(super) unsafe fn drop_elements_then_release<T>(elements: *mut [T], large: Option<LargeHandle>) {
     struct ReleaseOnDrop(Option<LargeHandle>);
     impl Drop for ReleaseOnDrop {
         fn drop(&mut self) {

@@ -1,13 +1,10 @@
 //! The elements of a [`ScopedVec`] by value: [`ScopedVecIntoIter`] (the
 //! whole vector) and [`ScopedVecDrain`] (a range of it).
 //!
-//! Both track the elements not yet yielded by index, never by moving a
-//! pointer: for a zero-sized element every index is the same aligned
-//! address, so slices and drops of the rest are right for any alignment.
+//! Both keep the elements not yet yielded as a [`Remaining`] range.
 
 use std::fmt;
 use std::iter::FusedIterator;
-use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::ops::RangeBounds;
 use std::ptr::{self, NonNull};
@@ -16,6 +13,7 @@ use allocator_api2::alloc::Allocator;
 
 use super::edit::checked_range;
 use super::{ElementPtr, ScopedVec};
+use crate::array::remaining::Remaining;
 use crate::scope::Scope;
 
 /// The elements of a [`ScopedVec`], moved out one by one (`for x in vec`,
@@ -34,16 +32,13 @@ use crate::scope::Scope;
 /// });
 /// ```
 pub struct ScopedVecIntoIter<'s, T> {
-    /// The vector's buffer: `cap` slots (see [`ScopedVec`]'s fields), of
-    /// which `front..back` hold the initialized elements not yet yielded.
-    ptr: ElementPtr<T>,
+    /// The elements not yet yielded, in the vector's buffer.
+    rest: Remaining<T>,
+    /// The buffer's start and slots (see [`ScopedVec`]'s fields).
+    buffer: ElementPtr<T>,
     cap: usize,
-    front: usize,
-    back: usize,
     /// The scope the buffer comes from, which releases it.
     scope: &'s Scope<'s>,
-    /// Owns the `T`s (drop check).
-    _owns: PhantomData<T>,
 }
 
 impl<'s, T> IntoIterator for ScopedVec<'s, T> {
@@ -52,9 +47,10 @@ impl<'s, T> IntoIterator for ScopedVec<'s, T> {
     /// The elements by value; the ones not taken are dropped with the iterator.
     fn into_iter(self) -> Self::IntoIter {
         let vec = ManuallyDrop::new(self);
-        // The vector hands its buffer and elements to the iterator and is
-        // never used or dropped again.
-        ScopedVecIntoIter { ptr: vec.ptr, cap: vec.cap, front: 0, back: vec.len, scope: vec.scope, _owns: PhantomData }
+        // SAFETY: the vector hands its elements (its first `len` slots) and
+        // its buffer to the iterator and is never used or dropped again.
+        let rest = unsafe { Remaining::new(vec.ptr.0, 0, vec.len) };
+        ScopedVecIntoIter { rest, buffer: vec.ptr, cap: vec.cap, scope: vec.scope }
     }
 }
 
@@ -71,10 +67,7 @@ impl<T> ScopedVecIntoIter<'_, T> {
     /// });
     /// ```
     pub fn as_slice(&self) -> &[T] {
-        // SAFETY: slots `front..back` hold initialized elements (field
-        // invariant), and the address is aligned (an index into an aligned
-        // buffer, the buffer's own address for zero-sized elements).
-        unsafe { std::slice::from_raw_parts(self.ptr.0.as_ptr().add(self.front), self.back - self.front) }
+        self.rest.as_slice()
     }
 
     /// The elements not yet taken, mutably.
@@ -89,8 +82,7 @@ impl<T> ScopedVecIntoIter<'_, T> {
     /// });
     /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `as_slice`, and `&mut self` makes the access exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.0.as_ptr().add(self.front), self.back - self.front) }
+        self.rest.as_mut_slice()
     }
 }
 
@@ -99,32 +91,19 @@ impl<T> Iterator for ScopedVecIntoIter<'_, T> {
 
     #[inline]
     fn next(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        let at = self.front;
-        self.front += 1;
-        // SAFETY: slot `at` held an initialized element not yet yielded; the
-        // range no longer covers it, so it is moved out once.
-        Some(unsafe { self.ptr.0.as_ptr().add(at).read() })
+        self.rest.take_front()
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.back - self.front;
-        (left, Some(left))
+        (self.rest.len(), Some(self.rest.len()))
     }
 }
 
 impl<T> DoubleEndedIterator for ScopedVecIntoIter<'_, T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        self.back -= 1;
-        // SAFETY: as in `next`, for the last element not yet yielded.
-        Some(unsafe { self.ptr.0.as_ptr().add(self.back).read() })
+        self.rest.take_back()
     }
 }
 
@@ -143,15 +122,14 @@ impl<T> Drop for ScopedVecIntoIter<'_, T> {
                     let layout = std::alloc::Layout::array::<T>(it.cap).expect("a buffer's layout fits");
                     // SAFETY: the buffer came from `scope` for `layout` (the
                     // vector's field invariant) and nothing uses it after.
-                    unsafe { it.scope.deallocate(it.ptr.0.cast(), layout) };
+                    unsafe { it.scope.deallocate(it.buffer.0.cast(), layout) };
                 }
             }
         }
         let guard = ReleaseBuffer(self);
-        let rest: *mut [T] = guard.0.as_mut_slice();
-        guard.0.front = guard.0.back;
-        // SAFETY: the elements not yet yielded, which the iterator no longer
-        // counts: each is dropped once.
+        let rest = guard.0.rest.take_rest();
+        // SAFETY: the elements not yet yielded, which the iterator gave up:
+        // each is dropped once.
         unsafe { ptr::drop_in_place(rest) };
     }
 }
@@ -178,23 +156,20 @@ impl<T: fmt::Debug> fmt::Debug for ScopedVecIntoIter<'_, T> {
 /// });
 /// ```
 pub struct ScopedVecDrain<'v, T> {
+    /// The elements of the range not yet yielded.
+    rest: Remaining<T>,
     /// The vector's buffer, which cannot move while the vector is borrowed.
-    ptr: NonNull<T>,
+    buffer: NonNull<T>,
     /// The vector's length: while the drain lives, the elements before the
     /// range (the tail and the rest of the range are owned by the drain).
     vec_len: &'v mut usize,
-    /// The slots of the elements not yet yielded.
-    front: usize,
-    back: usize,
     /// Where the elements after the range start, and how many there are.
     tail_start: usize,
     tail_len: usize,
-    /// Owns the `T`s it has not yielded (drop check).
-    _owns: PhantomData<T>,
 }
 
-// SAFETY: the drain owns the elements it has not yielded and borrows the
-// vector's buffer mutably; it never touches the scope.
+// SAFETY: the drain owns the elements it has not yielded and the tail, and
+// borrows the vector's buffer mutably; it never touches the scope.
 unsafe impl<T: Send> Send for ScopedVecDrain<'_, T> {}
 // SAFETY: `&ScopedVecDrain` gives out only `&[T]`.
 unsafe impl<T: Sync> Sync for ScopedVecDrain<'_, T> {}
@@ -222,18 +197,13 @@ impl<T> ScopedVec<'_, T> {
     pub fn drain(&mut self, range: impl RangeBounds<usize>) -> ScopedVecDrain<'_, T> {
         let len = self.len;
         let range = checked_range(range, len);
-        let ptr = self.ptr.0;
+        let buffer = self.ptr.0;
         // The vector claims only what comes before the range until the drain is dropped.
         self.len = range.start;
-        ScopedVecDrain {
-            ptr,
-            vec_len: &mut self.len,
-            front: range.start,
-            back: range.end,
-            tail_start: range.end,
-            tail_len: len - range.end,
-            _owns: PhantomData,
-        }
+        // SAFETY: the range's slots hold initialized elements, which the
+        // vector (now shorter) no longer claims: the drain owns them.
+        let rest = unsafe { Remaining::new(buffer, range.start, range.end) };
+        ScopedVecDrain { rest, buffer, vec_len: &mut self.len, tail_start: range.end, tail_len: len - range.end }
     }
 }
 
@@ -250,9 +220,7 @@ impl<T> ScopedVecDrain<'_, T> {
     /// });
     /// ```
     pub fn as_slice(&self) -> &[T] {
-        // SAFETY: slots `front..back` hold initialized elements the drain
-        // owns; the address is an index into the aligned buffer.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(self.front), self.back - self.front) }
+        self.rest.as_slice()
     }
 }
 
@@ -261,32 +229,19 @@ impl<T> Iterator for ScopedVecDrain<'_, T> {
 
     #[inline]
     fn next(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        let at = self.front;
-        self.front += 1;
-        // SAFETY: slot `at` held an element of the range not yet yielded; the
-        // range no longer covers it, so it is moved out once.
-        Some(unsafe { self.ptr.as_ptr().add(at).read() })
+        self.rest.take_front()
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.back - self.front;
-        (left, Some(left))
+        (self.rest.len(), Some(self.rest.len()))
     }
 }
 
 impl<T> DoubleEndedIterator for ScopedVecDrain<'_, T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
-        if self.front == self.back {
-            return None;
-        }
-        self.back -= 1;
-        // SAFETY: as in `next`, for the last element not yet yielded.
-        Some(unsafe { self.ptr.as_ptr().add(self.back).read() })
+        self.rest.take_back()
     }
 }
 
@@ -309,7 +264,7 @@ impl<T> Drop for ScopedVecDrain<'_, T> {
                     // the vector kept (overlapping copy; the slots between
                     // hold no element any more).
                     unsafe {
-                        let base = drain.ptr.as_ptr();
+                        let base = drain.buffer.as_ptr();
                         ptr::copy(base.add(drain.tail_start), base.add(start), drain.tail_len);
                     }
                 }
@@ -317,14 +272,9 @@ impl<T> Drop for ScopedVecDrain<'_, T> {
             }
         }
         let guard = CloseGap(self);
-        let rest = ptr::slice_from_raw_parts_mut(
-            // SAFETY: `front <= back <= tail_start`: inside the buffer.
-            unsafe { guard.0.ptr.as_ptr().add(guard.0.front) },
-            guard.0.back - guard.0.front,
-        );
-        guard.0.front = guard.0.back;
+        let rest = guard.0.rest.take_rest();
         // SAFETY: the elements of the range not yet yielded, which the drain
-        // no longer counts: each is dropped once.
+        // gave up: each is dropped once.
         unsafe { ptr::drop_in_place(rest) };
     }
 }
