@@ -226,7 +226,11 @@ pub struct GlobalStats {
 /// ```
 ///
 /// ```compile_fail,E0639
-/// let _ = arena::CaptureStats { captures: 0, ..arena::CaptureStats::default() };
+/// let _ = arena::CaptureStats { active: false, ..arena::CaptureStats::default() };
+/// ```
+///
+/// ```compile_fail,E0639
+/// let _ = arena::CaptureCounts { captures: 0, ..arena::CaptureCounts::default() };
 /// ```
 #[cfg(doctest)]
 pub struct SnapshotsAreNonExhaustive;

@@ -55,9 +55,9 @@ fn temporaries_are_captured_and_their_memory_is_reused() {
         assert_eq!(address_in(600_000), large, "a large temporary reuses its run");
     }
     let after = capture_stats();
-    assert_eq!(after.captures - before.captures, 200);
-    assert_eq!(after.captured_allocations - before.captured_allocations, 200);
-    assert_eq!(after.escaped_allocations, before.escaped_allocations);
+    assert_eq!(after.thread.captures - before.thread.captures, 200);
+    assert_eq!(after.thread.captured_allocations - before.thread.captured_allocations, 200);
+    assert_eq!(after.thread.escaped_allocations, before.thread.escaped_allocations);
 }
 
 #[test]
@@ -66,8 +66,8 @@ fn a_returned_allocation_keeps_its_contents_until_dropped() {
     let before = capture_stats();
     let (small, large) = capture(|| (pattern(3000, 1), pattern(900_000, 2)));
     let escaped = capture_stats();
-    assert_eq!(escaped.escaped_allocations - before.escaped_allocations, 2);
-    assert!(escaped.escaped_bytes - before.escaped_bytes >= 903_000);
+    assert_eq!(escaped.thread.escaped_allocations - before.thread.escaped_allocations, 2);
+    assert!(escaped.thread.escaped_bytes - before.thread.escaped_bytes >= 903_000);
     assert!(escaped.quarantined_runs >= before.quarantined_runs + 2);
     churn(30);
     assert_eq!(small, pattern(3000, 1));
@@ -109,7 +109,7 @@ fn allocations_of_an_exited_thread_are_freed_late_by_another() {
     let before = capture_stats();
     let kept = std::thread::spawn(|| {
         let kept = capture(|| (0..50).map(|i| pattern(100 + i * 997, i as u8)).collect::<Vec<_>>());
-        assert_eq!(capture_stats().escaped_allocations, 51, "the 50 buffers and the outer vector");
+        assert_eq!(capture_stats().thread.escaped_allocations, 51, "the 50 buffers and the outer vector");
         kept
     })
     .join()
@@ -138,7 +138,11 @@ fn a_panic_inside_a_capture_ends_it() {
     drop(result);
     let before = capture_stats();
     let outside = vec![0_u8; 100];
-    assert_eq!(capture_stats().captured_allocations, before.captured_allocations, "not capturing any more");
+    assert_eq!(
+        capture_stats().thread.captured_allocations,
+        before.thread.captured_allocations,
+        "not capturing any more"
+    );
     drop(outside);
 }
 
@@ -148,8 +152,12 @@ fn memory_made_outside_stays_with_the_inner_allocator() {
     let mut outside: Vec<u64> = Vec::with_capacity(4);
     let before = capture_stats();
     capture(|| outside.extend(0..100_000));
-    assert_eq!(capture_stats().captured_allocations, before.captured_allocations, "grown by the inner allocator");
-    assert_eq!(capture_stats().escaped_allocations, before.escaped_allocations);
+    assert_eq!(
+        capture_stats().thread.captured_allocations,
+        before.thread.captured_allocations,
+        "grown by the inner allocator"
+    );
+    assert_eq!(capture_stats().thread.escaped_allocations, before.thread.escaped_allocations);
     assert_eq!(outside.iter().sum::<u64>(), 4_999_950_000);
 }
 
@@ -182,8 +190,8 @@ fn nested_captures_join_the_outer_one() {
         inner
     });
     assert_eq!(kept, pattern(1000, 9));
-    assert_eq!(capture_stats().captures - before.captures, 1, "only the outermost capture counts");
-    assert_eq!(capture_stats().escaped_allocations - before.escaped_allocations, 1);
+    assert_eq!(capture_stats().thread.captures - before.thread.captures, 1, "only the outermost capture counts");
+    assert_eq!(capture_stats().thread.escaped_allocations - before.thread.escaped_allocations, 1);
 }
 
 #[test]
@@ -198,8 +206,8 @@ fn the_arenas_own_bookkeeping_is_never_captured() {
         });
         assert_eq!(sum, 10_000 * 63 * 64 / 2);
         let stats = capture_stats();
-        assert!(stats.forwarded_allocations > 0, "the arena's slabs came from the inner allocator");
-        assert_eq!(stats.escaped_allocations, 0, "nothing of the arena outlives the capture: {stats:?}");
+        assert!(stats.thread.forwarded_allocations > 0, "the arena's slabs came from the inner allocator");
+        assert_eq!(stats.thread.escaped_allocations, 0, "nothing of the arena outlives the capture: {stats:?}");
     })
     .join()
     .unwrap();
@@ -250,8 +258,8 @@ fn growth_in_place_counts_as_captured_bytes() {
         (small, large)
     });
     let after = capture_stats();
-    let captured = after.captured_bytes - before.captured_bytes;
-    let escaped = after.escaped_bytes - before.escaped_bytes;
+    let captured = after.thread.captured_bytes - before.thread.captured_bytes;
+    let escaped = after.thread.escaped_bytes - before.thread.escaped_bytes;
     assert_eq!(escaped, 280_000, "both vectors escape with their grown capacity");
     assert_eq!(captured, 280_000, "each grown byte was captured: {after:?}");
     drop(kept);
@@ -281,5 +289,5 @@ fn process_totals_count_captures_on_every_thread() {
     assert_eq!(process.captures - before.process.captures, 64, "{after:?}");
     assert!(process.captured_allocations - before.process.captured_allocations >= 64, "{after:?}");
     assert!(process.captured_bytes - before.process.captured_bytes >= 64 * 8000, "{after:?}");
-    assert!(process.captures >= after.captures, "the process counts this thread too");
+    assert!(process.captures >= after.thread.captures, "the process counts this thread too");
 }

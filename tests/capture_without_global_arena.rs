@@ -17,7 +17,7 @@ fn capture_without_global_arena_reserves_nothing_and_says_so() {
     let stats = arena::capture_stats();
     assert!(!stats.active, "capture is not active without GlobalArena: {stats:?}");
     assert_eq!(stats.reserved_bytes, 0, "{stats:?}");
-    assert_eq!(stats.captured_allocations, 0, "{stats:?}");
+    assert_eq!(stats.thread.captured_allocations, 0, "{stats:?}");
     let grown = address_space_bytes().saturating_sub(before);
     assert!(grown < 64 << 20, "the address space grew by {grown} bytes");
 }

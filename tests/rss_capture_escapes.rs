@@ -23,7 +23,7 @@ fn escapes_hold_their_own_pages_not_their_chunks() {
     let grown = rss_bytes().saturating_sub(baseline);
     let stats = arena::capture_stats();
     eprintln!("400 escapes of 8 bytes: RSS grew by {} KiB; {stats:?}", grown >> 10);
-    assert_eq!(stats.escaped_allocations - before.escaped_allocations, 400);
+    assert_eq!(stats.thread.escaped_allocations - before.thread.escaped_allocations, 400);
     assert!(stats.quarantined_runs >= 1, "the escapes are still live");
     // 400 pages of escapes (1.6 MiB), the 3 temporaries' chunk, the records.
     assert!(grown < 8 * MIB, "400 escaped boxes hold {} KiB", grown >> 10);

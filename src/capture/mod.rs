@@ -56,7 +56,7 @@ mod global {
     ///         squares.iter().sum::<u64>()
     ///     });
     ///     assert_eq!(sum, 332_833_500);
-    ///     assert!(arena::capture_stats().captured_allocations >= 1);
+    ///     assert!(arena::capture_stats().thread.captured_allocations >= 1);
     /// }
     /// ```
     ///
@@ -221,7 +221,7 @@ mod global {
     ///         kept                                          // escapes: never reused while live
     ///     });
     ///     let after = arena::capture_stats();
-    ///     assert_eq!(after.escaped_allocations - before.escaped_allocations, 1);
+    ///     assert_eq!(after.thread.escaped_allocations - before.thread.escaped_allocations, 1);
     ///     assert_eq!(kept.iter().sum::<f64>(), 8192.0);
     /// }
     /// ```
@@ -234,16 +234,18 @@ mod global {
     ///
     /// ```
     /// let stats = arena::capture_stats();
-    /// assert!(stats.escaped_bytes <= stats.captured_bytes);
+    /// assert!(stats.thread.escaped_bytes <= stats.thread.captured_bytes);
     /// ```
     pub fn capture_stats() -> CaptureStats {
         let region = Region::get();
+        let (thread, process) = thread::stats();
         CaptureStats {
+            thread,
+            process,
             active: region.is_some(),
             quarantined_runs: region::quarantined_runs(),
             cached_bytes: region.map_or(0, Region::warm_bytes),
             reserved_bytes: region.map_or(0, Region::reserved_bytes),
-            ..thread::stats()
         }
     }
 

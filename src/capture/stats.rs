@@ -4,23 +4,53 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A snapshot of [`capture`](crate::capture)'s counters, from
-/// [`capture_stats`](crate::capture_stats).
-///
-/// The counts are this thread's, since it started; [`process`](Self::process)
-/// holds the same counts summed over every thread; the last fields describe
-/// the whole process now.
+/// [`capture_stats`](crate::capture_stats): this thread's counts, the same
+/// counts summed over every thread, and the state of the capture region,
+/// which is process-wide.
 ///
 /// ```
 /// let before = arena::capture_stats();
 /// arena::capture(|| ());
 /// let after = arena::capture_stats();
-/// assert_eq!(after.captures - before.captures, 1);
-/// assert!(after.process.captures >= after.captures);
+/// assert_eq!(after.thread.captures - before.thread.captures, 1);
+/// assert!(after.process.captures >= after.thread.captures);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CaptureStats {
-    /// Outermost captures opened.
+    /// This thread's counts, since it started.
+    pub thread: CaptureCounts,
+    /// The counts of every thread of the process, as of the end of each
+    /// thread's last capture (a capture running on another thread is added
+    /// when it ends). A capture counts on the thread that runs it: work it
+    /// hands to other threads (a rayon `par_iter`) is captured only by
+    /// captures on those threads.
+    pub process: CaptureCounts,
+    /// Whether capture serves requests in this process: [`GlobalArena`]
+    /// has served a captured request and reserved its region (false before
+    /// that, and always when `GlobalArena` is not the global allocator:
+    /// then [`capture`](crate::capture) just runs its closure).
+    ///
+    /// [`GlobalArena`]: crate::GlobalArena
+    pub active: bool,
+    /// Runs (chunks, or a large allocation's own run) that escaped
+    /// allocations keep out of use until the last of them is freed, from any
+    /// thread.
+    pub quarantined_runs: usize,
+    /// Idle runs kept with their pages resident for reuse (within the
+    /// retention budget).
+    pub cached_bytes: usize,
+    /// Address space reserved for capture (0 until `GlobalArena` serves a
+    /// captured request).
+    pub reserved_bytes: usize,
+}
+
+/// What [`capture`](crate::capture) counted, on one thread or summed over
+/// all ([`CaptureStats::thread`], [`CaptureStats::process`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CaptureCounts {
+    /// Outermost captures (opened on a thread, ended in the process's sum).
     pub captures: u64,
     /// Global-allocator requests served from the capture region.
     pub captured_allocations: u64,
@@ -35,49 +65,6 @@ pub struct CaptureStats {
     /// live.
     pub escaped_allocations: u64,
     /// Their bytes, as far as known at the capture's end.
-    pub escaped_bytes: u64,
-    /// The counts above summed over every thread of the process, as of the
-    /// end of each thread's last capture (a capture running on another
-    /// thread is added when it ends). A capture counts on the thread that
-    /// runs it: work it hands to other threads (a rayon `par_iter`) is
-    /// captured only by captures on those threads.
-    pub process: CaptureCounts,
-    /// Whether capture serves requests in this process: [`GlobalArena`]
-    /// has served a captured request and reserved its region (false before
-    /// that, and always when `GlobalArena` is not the global allocator:
-    /// then [`capture`](crate::capture) just runs its closure).
-    ///
-    /// [`GlobalArena`]: crate::GlobalArena
-    pub active: bool,
-    /// Runs (chunks, or a large allocation's own run) that escaped
-    /// allocations keep out of use until the last of them is freed, from any
-    /// thread. Process-wide.
-    pub quarantined_runs: usize,
-    /// Idle runs kept with their pages resident for reuse (within the
-    /// retention budget). Process-wide.
-    pub cached_bytes: usize,
-    /// Address space reserved for capture (0 until `GlobalArena` serves a
-    /// captured request). Process-wide.
-    pub reserved_bytes: usize,
-}
-
-/// Capture's counts summed over every thread: the process-wide side of
-/// [`CaptureStats`]. Each field means what the field of the same name there
-/// means.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CaptureCounts {
-    /// Outermost captures ended.
-    pub captures: u64,
-    /// Requests served from the capture region.
-    pub captured_allocations: u64,
-    /// Their bytes (growth in place included).
-    pub captured_bytes: u64,
-    /// Requests made while capturing but served by the inner allocator.
-    pub forwarded_allocations: u64,
-    /// Captured allocations still live when their capture ended.
-    pub escaped_allocations: u64,
-    /// Their bytes, as far as known at each capture's end.
     pub escaped_bytes: u64,
 }
 
@@ -126,33 +113,5 @@ pub(crate) fn process() -> CaptureCounts {
         forwarded_allocations,
         escaped_allocations,
         escaped_bytes,
-    }
-}
-
-impl CaptureStats {
-    pub(crate) const ZERO: CaptureStats = CaptureStats {
-        captures: 0,
-        captured_allocations: 0,
-        captured_bytes: 0,
-        forwarded_allocations: 0,
-        escaped_allocations: 0,
-        escaped_bytes: 0,
-        process: CaptureCounts::ZERO,
-        active: false,
-        quarantined_runs: 0,
-        cached_bytes: 0,
-        reserved_bytes: 0,
-    };
-
-    /// This thread's counts.
-    pub(crate) fn counts(&self) -> CaptureCounts {
-        CaptureCounts {
-            captures: self.captures,
-            captured_allocations: self.captured_allocations,
-            captured_bytes: self.captured_bytes,
-            forwarded_allocations: self.forwarded_allocations,
-            escaped_allocations: self.escaped_allocations,
-            escaped_bytes: self.escaped_bytes,
-        }
     }
 }

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
-use super::stats::{self, CaptureCounts, CaptureStats};
+use super::stats::{self, CaptureCounts};
 use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
 
@@ -86,7 +86,7 @@ struct CaptureThread {
     /// Whether this capture records its allocations for the escape report
     /// (fixed when the outermost capture starts).
     recording: Cell<bool>,
-    stats: Cell<CaptureStats>,
+    stats: Cell<CaptureCounts>,
     /// The counts already added to the process's totals.
     added_to_process: Cell<CaptureCounts>,
 }
@@ -108,7 +108,7 @@ impl CaptureThread {
             captured_allocations: Cell::new(0),
             captured_bytes: Cell::new(0),
             recording: Cell::new(false),
-            stats: Cell::new(CaptureStats::ZERO),
+            stats: Cell::new(CaptureCounts::ZERO),
             added_to_process: Cell::new(CaptureCounts::ZERO),
         }
     }
@@ -127,7 +127,7 @@ impl CaptureThread {
         self.captured_bytes.set(self.captured_bytes.get() + bytes as u64);
     }
 
-    fn count(&self, update: impl FnOnce(&mut CaptureStats)) {
+    fn count(&self, update: impl FnOnce(&mut CaptureCounts)) {
         let mut stats = self.stats.get();
         update(&mut stats);
         self.stats.set(stats);
@@ -354,14 +354,14 @@ impl CaptureThread {
             return;
         }
         self.give_up_runs();
-        let counts = self.counts().counts();
+        let counts = self.counts();
         stats::add_to_process(&counts, &self.added_to_process.replace(counts));
         self.debug_check_invariants();
     }
 
     /// This thread's counters.
-    fn counts(&self) -> CaptureStats {
-        CaptureStats {
+    fn counts(&self) -> CaptureCounts {
+        CaptureCounts {
             captured_allocations: self.captured_allocations.get(),
             captured_bytes: self.captured_bytes.get(),
             ..self.stats.get()
@@ -440,6 +440,6 @@ impl Drop for ExitOnDrop {
 }
 
 /// This thread's counters, and the process's.
-pub(crate) fn stats() -> CaptureStats {
-    CaptureStats { process: stats::process(), ..THREAD.with(CaptureThread::counts) }
+pub(crate) fn stats() -> (CaptureCounts, CaptureCounts) {
+    (THREAD.with(CaptureThread::counts), stats::process())
 }

@@ -321,8 +321,10 @@ impl Model {
                 self.items.iter().filter(|item| Some(item.origin) == number.map(Origin::Capture)).collect();
             let expected = (escaped.len() as u64, escaped.iter().map(|item| item.layout.size() as u64).sum::<u64>());
             let after = capture_stats();
-            let counted =
-                (after.escaped_allocations - before.escaped_allocations, after.escaped_bytes - before.escaped_bytes);
+            let counted = (
+                after.thread.escaped_allocations - before.thread.escaped_allocations,
+                after.thread.escaped_bytes - before.thread.escaped_bytes,
+            );
             if counted != expected {
                 return Err(self.violation(format!(
                     "capture exit counted (allocations, bytes) {counted:?} escaped; live from it: {expected:?}"
@@ -343,7 +345,7 @@ impl Model {
 
     /// Checks that exactly `expected` allocations were captured since `before`.
     fn check_captured(&mut self, before: &CaptureStats, expected: bool, what: &str) -> Result<(), Violation> {
-        let captured = capture_stats().captured_allocations - before.captured_allocations;
+        let captured = capture_stats().thread.captured_allocations - before.thread.captured_allocations;
         if captured != u64::from(expected) {
             return Err(
                 self.violation(format!("{what}: {captured} allocations captured, expected {}", u64::from(expected)))
@@ -459,7 +461,10 @@ impl Model {
                     let before = capture_stats();
                     // SAFETY: `layout` has a non-zero size.
                     let ptr = capture(|| unsafe { ARENA.alloc(layout) });
-                    (NonNull::new(ptr).map(SendPtr), capture_stats().captured_allocations - before.captured_allocations)
+                    (
+                        NonNull::new(ptr).map(SendPtr),
+                        capture_stats().thread.captured_allocations - before.thread.captured_allocations,
+                    )
                 })
                 .join()
                 .expect("the allocating thread does not panic")
