@@ -86,6 +86,7 @@ impl Add for Counters {
     type Output = Counters;
 
     /// The events of two parts together.
+    #[inline]
     fn add(self, other: Counters) -> Counters {
         let (a, b) = (self.to_array(), other.to_array());
         Counters::from_array(std::array::from_fn(|i| a[i] + b[i]))
@@ -96,6 +97,7 @@ impl Sub for Counters {
     type Output = Counters;
 
     /// The events between two snapshots (`self` the later one).
+    #[inline]
     fn sub(self, earlier: Counters) -> Counters {
         let (now, before) = (self.to_array(), earlier.to_array());
         Counters::from_array(std::array::from_fn(|i| now[i].wrapping_sub(before[i])))

@@ -59,8 +59,12 @@ impl Arena {
     pub(crate) fn publish(&mut self) {
         if let Some((_, totals)) = self.shared {
             let now = self.all_counters();
-            totals.add(&(now - self.published));
-            self.published = now;
+            // Nothing to add is common (a slab from the pool, a drop that
+            // hands everything to it), and cheaper to test than to add.
+            if now != self.published {
+                totals.add(&(now - self.published));
+                self.published = now;
+            }
         }
     }
 
