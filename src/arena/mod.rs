@@ -349,15 +349,16 @@ impl Arena {
         let bytes = self.slabs.new_slab_bytes(size, warm, self.config.max_slab_bytes).ok_or(AllocError)?;
         // Room to record the slab first: a full list must not lose it, nor abort.
         self.slabs.reserve_one().map_err(|_| AllocError)?;
-        let slab = match pool.and_then(|pool| pool.take_slab(bytes)) {
-            Some(slab) => slab,
+        match pool.and_then(|pool| pool.take_slab(bytes)) {
+            // No counter of the arena moves: nothing to publish.
+            Some(slab) => Ok(slab),
             None => {
                 self.counters.system_allocations += 1;
-                crate::slab::Slab::allocate(bytes).ok_or(AllocError)?
+                let slab = crate::slab::Slab::allocate(bytes).ok_or(AllocError)?;
+                self.publish();
+                Ok(slab)
             }
-        };
-        self.publish();
-        Ok(slab)
+        }
     }
 
     /// Ends every path that changes more than the bump pointer: recomputes
