@@ -479,7 +479,9 @@ impl Arena {
         if self.large.serial() != large_serial {
             self.release_large_since(large_serial, depth);
         }
-        self.counters.system_deallocations += self.bypass.release_since(bypass_serial, depth);
+        if self.bypass.has_live() {
+            self.counters.system_deallocations += self.bypass.release_since(bypass_serial, depth);
+        }
     }
 
     /// The debug mode of this arena (resolved from the environment on first use).
