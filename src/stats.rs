@@ -80,6 +80,13 @@ counters!(
 
 impl Counters {
     pub const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
+
+    /// Whether every counter is 0: one test of all of them or-ed together
+    /// (a few vector instructions, no branch per counter).
+    #[inline]
+    pub fn is_zero(&self) -> bool {
+        self.to_array().iter().fold(0, |any, &value| any | value) == 0
+    }
 }
 
 impl Add for Counters {
@@ -236,6 +243,18 @@ pub struct SnapshotsAreNonExhaustive;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_all_zero_counters_are_zero() {
+        assert!(Counters::ZERO.is_zero());
+        for field in 0..Counters::LEN {
+            for value in [1, u64::MAX] {
+                let mut values = [0; Counters::LEN];
+                values[field] = value;
+                assert!(!Counters::from_array(values).is_zero(), "counter {field} at {value}");
+            }
+        }
+    }
 
     /// Distinct counts, so that a count mapped to the wrong field shows.
     fn distinct() -> Counters {

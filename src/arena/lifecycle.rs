@@ -69,14 +69,10 @@ impl Arena {
     /// on slow paths and by [`global_stats`](crate::global_stats), so the hot
     /// path never touches shared memory.
     pub(crate) fn publish(&mut self) {
-        if let Some((_, totals)) = self.shared {
-            let now = self.all_counters();
-            // Nothing to add is common (a slab from the pool, a drop that
-            // hands everything to it), and cheaper to test than to add.
-            if now != self.published {
-                totals.add(&(now - self.published));
-                self.published = now;
-            }
+        // Nothing to add is common (a drop that hands everything to the
+        // pool), and cheaper to test than to add.
+        if !self.unpublished().is_zero() {
+            self.publish_unpublished();
         }
     }
 
@@ -85,10 +81,26 @@ impl Arena {
     /// lag this arena's memory traffic, and a loop that only reuses memory,
     /// large blocks included, writes nothing other threads read.
     pub(super) fn publish_traffic(&mut self) {
-        let mut pending = self.all_counters() - self.published;
+        let mut pending = self.unpublished();
         pending.large_cache_hits = 0;
-        if pending != Counters::ZERO {
-            self.publish();
+        if !pending.is_zero() {
+            self.publish_unpublished();
+        }
+    }
+
+    /// The counts since the last publication.
+    #[inline(always)]
+    fn unpublished(&self) -> Counters {
+        self.all_counters() - self.published
+    }
+
+    /// Adds [`unpublished`](Arena::unpublished) to the process-wide counters.
+    #[inline(never)]
+    fn publish_unpublished(&mut self) {
+        if let Some((_, totals)) = self.shared {
+            let now = self.all_counters();
+            totals.add(&(now - self.published));
+            self.published = now;
         }
     }
 
