@@ -280,6 +280,9 @@ impl SlabChain {
     /// `size` bytes; `false` if there is none.
     pub(super) fn advance_to_retained(&mut self, size: usize) -> bool {
         let first_free = self.first_free();
+        if first_free >= self.slabs.len() {
+            return false;
+        }
         let found = self.slabs.iter().skip(first_free).position(|entry| entry.slab.len() >= size);
         match found {
             Some(offset) => {
@@ -320,8 +323,16 @@ impl SlabChain {
         if slab.len() == self.next_slab_bytes {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
-        let index = self.first_free();
         self.slab_bytes += slab.len();
+        if self.slabs.is_empty() {
+            // The first slab: the pointer starts at it, with nothing in use.
+            debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
+            self.ptr = slab.start().as_ptr();
+            self.origin = self.ptr.addr();
+            self.slabs.first = Some(Entry { slab, entered_at: 0 });
+            return;
+        }
+        let index = self.current + 1;
         self.slabs.insert(index, Entry { slab, entered_at: 0 });
         self.advance_to(index);
     }
