@@ -22,12 +22,12 @@ impl Drop for Arena {
             self.counters.system_deallocations += self.bypass.release_since(0, 0);
         }
         self.counters.system_deallocations += self.side.trim();
-        let slabs = self.slabs.take_all();
+        let mut slabs = self.slabs.take_all();
         let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
         match self.pool() {
             Some((pool, counters)) => {
                 pool.note_slab_size(self.slabs.next_slab_bytes());
-                for slab in slabs {
+                while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }
                 if self.large.cache.warm_bytes != 0 {

@@ -468,6 +468,8 @@ impl Arena {
     /// Moves the slab pointer back to `position`, and releases the large
     /// blocks from serial number `large_serial` on and the bypass blocks from
     /// serial number `bypass_serial` on that scopes at `depth` or deeper own.
+    // Inlined into the exits that call it: it is most of what they do.
+    #[inline(always)]
     fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: u32) {
         self.note_high_water();
         if !self.slabs.is_at(&position) {

@@ -116,15 +116,10 @@ impl SlabList {
     fn pop(&mut self) -> Option<Entry> {
         self.rest.pop().or_else(|| self.first.take())
     }
-}
 
-impl IntoIterator for SlabList {
-    type Item = Slab;
-    type IntoIter =
-        std::iter::Map<std::iter::Chain<std::option::IntoIter<Entry>, std::vec::IntoIter<Entry>>, fn(Entry) -> Slab>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.first.into_iter().chain(self.rest).map(|entry| entry.slab)
+    /// Takes the last slab out.
+    pub(super) fn pop_slab(&mut self) -> Option<Slab> {
+        self.pop().map(|entry| entry.slab)
     }
 }
 
@@ -563,6 +558,7 @@ mod tests {
         list.try_reserve_one().expect("the first place is inline");
         list.insert(0, entry(1));
         assert_eq!(list.rest.capacity(), 0);
-        assert_eq!(list.into_iter().map(|slab| slab.len()).collect::<Vec<_>>(), [PAGE_BYTES]);
+        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(PAGE_BYTES));
+        assert!(list.pop_slab().is_none());
     }
 }
