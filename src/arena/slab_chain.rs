@@ -200,18 +200,17 @@ impl SlabChain {
     /// pointer left a slab exactly there, this is the start of the later
     /// slab: the same bytes in use, and the earlier slab's tail stays unused.
     pub(super) fn position_at(&self, used: usize) -> Position {
-        let searched = if self.slabs.is_empty() { 0..0 } else { 0..self.current + 1 };
-        let entered = searched.rev().find_map(|index| {
-            let entry = self.slabs.get(index)?;
-            (entry.entered_at <= used).then_some((index, entry))
-        });
-        match entered {
-            Some((index, Entry { slab, entered_at })) => {
+        // From the current slab down: most scopes start in the current one.
+        let mut index = self.current;
+        while let Some(Entry { slab, entered_at }) = self.slabs.get(index) {
+            if *entered_at <= used {
                 let offset = (used - entered_at).min(slab.len());
-                Position { slab: index, addr: slab.start_addr() + offset, used_before: *entered_at }
+                return Position { slab: index, addr: slab.start_addr() + offset, used_before: *entered_at };
             }
-            None => Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 },
+            let Some(earlier) = index.checked_sub(1) else { break };
+            index = earlier;
         }
+        Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 }
     }
 
     /// Moves the pointer back to `position`, releasing everything above it.
