@@ -46,6 +46,7 @@ const PAIRS: &[(&str, &[&str])] = &[
     ("exact_iter_16_f64", &["arena", "bump_scope", "bumpalo", "std_vec"]),
     ("push_1000_u64", &["arena", "bump_scope", "bumpalo", "std_vec"]),
     ("vec_extend_16_bytes", &["arena", "bump_scope", "bumpalo", "std_vec"]),
+    ("vec_with_capacity_push_16_bytes", &["arena", "bump_scope", "bumpalo", "std_vec"]),
     ("allocator_allocate", &["arena", "bump_scope", "bumpalo"]),
     ("allocate_grow_in_place", &["arena", "bump_scope", "bumpalo"]),
     ("allocate_deallocate_top", &["arena", "bump_scope", "bumpalo"]),
@@ -208,6 +209,38 @@ fn run(case: &str, peer: &str, n: u64) {
         ("vec_extend_16_bytes", "std_vec") => repeat(n, || {
             let mut v = Vec::new();
             v.extend_from_slice(black_box(&SOURCE_U8[..]));
+            drop(black_box(v));
+        }),
+
+        ("vec_with_capacity_push_16_bytes", "arena") => repeat(n, || {
+            arena::scope(|s| {
+                let mut v = s.vec_with_capacity(16);
+                (0..black_box(16_u8)).for_each(|i| v.push(i));
+                drop(black_box(v));
+            });
+        }),
+        ("vec_with_capacity_push_16_bytes", "bump_scope") => {
+            let mut bump = BumpScope::new();
+            repeat(n, || {
+                bump.scoped(|b| {
+                    let mut v = bump_scope::BumpVec::with_capacity_in(16, &b);
+                    (0..black_box(16_u8)).for_each(|i| v.push(i));
+                    drop(black_box(v));
+                });
+            });
+        }
+        ("vec_with_capacity_push_16_bytes", "bumpalo") => {
+            let mut bump = bumpalo::Bump::new();
+            repeat(n, || {
+                let mut v = VecIn::with_capacity_in(16, &bump);
+                (0..black_box(16_u8)).for_each(|i| v.push(i));
+                drop(black_box(v));
+                bump.reset();
+            });
+        }
+        ("vec_with_capacity_push_16_bytes", "std_vec") => repeat(n, || {
+            let mut v = Vec::with_capacity(16);
+            (0..black_box(16_u8)).for_each(|i| v.push(i));
             drop(black_box(v));
         }),
 

@@ -36,6 +36,24 @@ pub(crate) const fn bump_up(ptr: usize, limit: usize, size: usize, align: usize)
     if end <= limit { Some(Placement { start, end }) } else { None }
 }
 
+/// [`bump_up`] for a region whose `ptr` is at most its `limit`, and a `size`
+/// of at most `isize::MAX` (every `Layout`'s): then the room left is
+/// `limit - ptr` and the padding plus the size cannot overflow, so the test
+/// is one compare, where `bump_up` needs two overflow checks besides.
+#[inline(always)]
+pub(crate) const fn bump_up_within(ptr: usize, limit: usize, size: usize, align: usize) -> Option<Placement> {
+    debug_assert!(align.is_power_of_two());
+    debug_assert!(ptr <= limit && size <= isize::MAX as usize);
+    // Below `align <= 2^63`, so the sum stays below `2^64`.
+    let pad = ptr.wrapping_neg() & (align - 1);
+    if pad + size <= limit.wrapping_sub(ptr) {
+        let start = ptr + pad;
+        Some(Placement { start, end: start + size })
+    } else {
+        None
+    }
+}
+
 /// The size of the next slab.
 ///
 /// `geometric` is the next term of the capped geometric sequence of slab
@@ -97,6 +115,18 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn bump_within_places_as_bump_up_does(
+            ptr in proptest::prop_oneof![0usize..1 << 40, usize::MAX - (1 << 20)..=usize::MAX],
+            room in proptest::prop_oneof![0usize..1 << 21, proptest::num::usize::ANY],
+            size in proptest::prop_oneof![0usize..1 << 21, 0..=isize::MAX as usize],
+            align_log in 0u32..63,
+        ) {
+            let align = 1usize << align_log;
+            let limit = ptr.saturating_add(room);
+            proptest::prop_assert_eq!(bump_up_within(ptr, limit, size, align), bump_up(ptr, limit, size, align));
+        }
+
         #[test]
         fn bump_result_is_aligned_inside_and_after_ptr(
             ptr in 0usize..1 << 40,

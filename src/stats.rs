@@ -136,7 +136,7 @@ pub struct Stats {
     /// Memory regions returned to the system allocator so far.
     pub system_deallocations: u64,
     /// Scopes open right now.
-    pub depth: u32,
+    pub depth: usize,
     /// Mapped bytes of large blocks in use (see [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes)).
     pub large_live_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse.

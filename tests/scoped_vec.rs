@@ -448,6 +448,31 @@ fn a_panicking_iterator_leaves_the_items_it_gave() {
     });
 }
 
+/// The first buffer of an empty outer vector, reserved while a child scope
+/// is open, comes from the outer scope's side memory: bumped above the
+/// child's start, the child's exit would free it under the vector.
+#[test]
+fn an_empty_outer_vector_gets_its_first_buffer_outside_an_open_child() {
+    arena::scope(|outer| {
+        let mut copied = outer.vec::<u8>();
+        let mut reserved = outer.vec::<u64>();
+        let below = outer.filled(16, 0x11_u8); // the bump region has room
+        outer.scope(|inner| {
+            copied.extend_from_slice_copy(&[7; 16]);
+            reserved.reserve(4);
+            reserved.extend([1, 2, 3, 4]);
+            let mine = inner.filled(64, 0xAB_u8);
+            assert!(mine.iter().all(|&b| b == 0xAB));
+        });
+        let touch = outer.filled(4096, 0xCD_u8); // reuses what the child freed
+        assert_eq!(copied, [7; 16]);
+        assert_eq!(reserved, [1, 2, 3, 4]);
+        assert!(touch.iter().all(|&b| b == 0xCD));
+        assert!(below.iter().all(|&b| b == 0x11));
+        assert_eq!(arena::check_invariants(), Ok(()));
+    });
+}
+
 /// A vector of the outer scope grows while a child scope is open: its new
 /// blocks come from the outer scope's side memory, never from above the
 /// child's start, so neither the child's data nor the vector is overwritten

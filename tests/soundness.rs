@@ -301,6 +301,41 @@ fn from_iter_keeps_every_item_of_an_iterator_that_misstates_its_length() {
     }
 }
 
+/// An iterator that yields more than it announced and then panics: the
+/// items collected past the announced count, in buffers that grow by
+/// moving, are dropped exactly once, and the scope's memory comes back.
+#[test]
+fn an_overlong_iterator_that_panics_drops_every_item_it_made_once() {
+    for (claimed, actual, panic_at) in [(3, 9, 3), (3, 9, 4), (3, 40, 33), (0, 20, 7), (2, 3_000, 2_500)] {
+        let (items, drops) = liar(claimed, actual, Some(panic_at));
+        let caught = catch_unwind(AssertUnwindSafe(|| arena::scope(|s| drop(s.from_iter(items)))));
+        assert!(caught.is_err(), "claimed {claimed}, panic at {panic_at}");
+        assert_eq!(drops.get(), panic_at, "claimed {claimed}, panic at {panic_at}: items dropped");
+        assert_eq!(arena::stats().bytes_in_use, 0);
+    }
+}
+
+/// An iterator that yields far more than it announced: its items move
+/// through large blocks, each given back as soon as the items leave it.
+#[test]
+#[cfg_attr(miri, ignore = "Miri cannot map large blocks")]
+fn an_overlong_iterator_collected_through_large_blocks_keeps_one_live() {
+    let (items, drops) = liar(1, 300_000, None);
+    arena::scope(|s| {
+        let array = s.from_iter(items);
+        assert_eq!(array.len(), 300_000);
+        assert!(array.iter().enumerate().all(|(i, item)| item.0 == i));
+        assert!(array.is_large_block());
+        // The buffers it moved out of went back as it grew: only the last,
+        // at most twice the items' size, is live.
+        let items_bytes = 300_000 * size_of::<Counted>();
+        assert!(arena::stats().large_live_bytes < 2 * items_bytes);
+    });
+    assert_eq!(drops.get(), 300_000);
+    let stats = arena::stats();
+    assert_eq!((stats.bytes_in_use, stats.large_live_bytes), (0, 0));
+}
+
 #[test]
 fn a_panicking_iterator_drops_exactly_the_items_already_written() {
     for panic_at in [0, 1, 5] {

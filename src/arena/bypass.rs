@@ -21,7 +21,7 @@ struct BypassBlock {
     /// compare serial numbers, not positions (blocks leave from the middle).
     serial: u64,
     /// Depth of the scope that owns it.
-    depth: u32,
+    depth: usize,
 }
 
 /// The bypass-mode allocations of one arena, in no particular order.
@@ -58,7 +58,7 @@ impl BypassBlocks {
 
     /// A system allocation for `layout` (admitted by the caller, non-zero
     /// size), owned by the scope at `depth`.
-    pub(super) fn alloc(&mut self, layout: Layout, depth: u32) -> Result<NonNull<u8>, AllocError> {
+    pub(super) fn alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, AllocError> {
         // The record's room first: a full list must not lose a block it made.
         self.live.try_reserve(1).map_err(|_| AllocError)?;
         // SAFETY: `layout` has a non-zero size (the caller's contract).
@@ -72,7 +72,7 @@ impl BypassBlocks {
     /// Frees the block at `ptr` owned by the scope at `depth`, if there is
     /// one (its owner is done with it); returns whether there was. Linear in
     /// the live blocks, newest first.
-    pub(super) fn release_at(&mut self, ptr: NonNull<u8>, depth: u32) -> bool {
+    pub(super) fn release_at(&mut self, ptr: NonNull<u8>, depth: usize) -> bool {
         let Some(index) = self.live.iter().rposition(|block| block.ptr == ptr && block.depth == depth) else {
             return false;
         };
@@ -87,7 +87,7 @@ impl BypassBlocks {
     /// Frees the blocks made from serial number `first` on by scopes at
     /// `depth` or deeper; those of outer scopes (made while an inner one was
     /// open) stay. Returns the number freed.
-    pub(super) fn release_since(&mut self, first: u64, depth: u32) -> u64 {
+    pub(super) fn release_since(&mut self, first: u64, depth: usize) -> u64 {
         let mut freed = 0;
         self.live.retain(|block| {
             if block.serial < first || block.depth < depth {

@@ -35,7 +35,7 @@ struct LargeRecord {
     /// records for checkpoints, which compare serial numbers, not positions.
     serial: u64,
     /// Depth of the scope that owns the block: it is released when that scope exits.
-    depth: u32,
+    depth: usize,
     /// The arena that owns the record, for an early release from `Drop`;
     /// `None` for blocks from [`Arena::alloc`], which nothing releases early.
     arena: Option<NonNull<Arena>>,
@@ -120,7 +120,7 @@ pub(crate) struct LargeAllocation {
 /// for an early release.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LargeOwner {
-    pub(crate) depth: u32,
+    pub(crate) depth: usize,
     pub(crate) arena: Option<NonNull<Arena>>,
 }
 
@@ -323,7 +323,7 @@ impl LargeBlocks {
 
     /// The first live record from index `from` on for which
     /// `pick(serial, depth, released)` holds.
-    pub(super) fn position(&self, from: usize, pick: impl Fn(u64, u32, bool) -> bool) -> Option<usize> {
+    pub(super) fn position(&self, from: usize, pick: impl Fn(u64, usize, bool) -> bool) -> Option<usize> {
         let found = self.live.get(from..)?.iter().position(|record| {
             // SAFETY: live records are valid, and their plain fields read-only.
             let record = unsafe { record.as_ref() };
@@ -334,7 +334,7 @@ impl LargeBlocks {
 
     /// The index of the live record whose block starts at `ptr` and belongs
     /// to the scope at `depth`. Linear in the blocks live now.
-    pub(super) fn find(&self, ptr: NonNull<u8>, depth: u32) -> Option<usize> {
+    pub(super) fn find(&self, ptr: NonNull<u8>, depth: usize) -> Option<usize> {
         self.live.iter().position(|record| {
             // SAFETY: live records are valid, and their plain fields read-only.
             let record = unsafe { record.as_ref() };

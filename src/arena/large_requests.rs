@@ -52,7 +52,7 @@ impl Arena {
 
     /// Releases every live block for which `pick(serial, depth, released)`
     /// holds, in one pass (a release moves the last record into its place).
-    fn release_large_where(&mut self, pick: impl Fn(u64, u32, bool) -> bool) {
+    fn release_large_where(&mut self, pick: impl Fn(u64, usize, bool) -> bool) {
         let mut from = 0;
         while let Some(index) = self.large.position(from, &pick) {
             self.release_large(index);
@@ -63,7 +63,7 @@ impl Arena {
     /// Releases the blocks handed out since the serial number `first` to
     /// scopes at `depth` and deeper; blocks of outer scopes made meanwhile
     /// (side allocations) stay.
-    pub(super) fn release_large_since(&mut self, first: u64, depth: u32) {
+    pub(super) fn release_large_since(&mut self, first: u64, depth: usize) {
         self.release_large_where(|serial, owner, _| serial >= first && owner >= depth);
     }
 
@@ -75,7 +75,7 @@ impl Arena {
 
     /// Releases the large block at `ptr` owned by the scope at `depth`, if there
     /// is one; returns whether there was.
-    pub(crate) fn release_large_at(&mut self, ptr: NonNull<u8>, depth: u32) -> bool {
+    pub(crate) fn release_large_at(&mut self, ptr: NonNull<u8>, depth: usize) -> bool {
         let Some(index) = self.large.find(ptr, depth) else { return false };
         self.release_large(index);
         self.debug_assert_invariants();
@@ -83,7 +83,7 @@ impl Arena {
     }
 
     /// The handle of the large block at `ptr` owned by the scope at `depth`.
-    pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>, depth: u32) -> Option<LargeHandle> {
+    pub(crate) fn large_handle_at(&self, ptr: NonNull<u8>, depth: usize) -> Option<LargeHandle> {
         self.large.find(ptr, depth).map(|index| self.large.handle(index))
     }
 }

@@ -47,7 +47,7 @@ pub struct Checkpoint {
     /// Bypass-mode blocks made before the checkpoint.
     bypass_serial: u64,
     /// Number of scopes open.
-    depth: u32,
+    depth: usize,
 }
 
 /// Where a scope started: all a scope keeps of the arena's state while it is
@@ -61,7 +61,7 @@ pub(crate) struct ScopeFloor {
     used: usize,
     /// The scope's own depth (1 for an outermost scope): the arena's depth
     /// while it is the innermost scope, one less once it has exited.
-    depth: u32,
+    depth: usize,
 }
 
 impl ScopeFloor {
@@ -74,20 +74,9 @@ impl ScopeFloor {
 
     /// The scope's own depth (1 for an outermost scope).
     #[inline(always)]
-    pub(crate) fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> usize {
         self.depth
     }
-}
-
-/// What opening a scope returns: its floor, and what lets a normal return
-/// take the fast exit. Only the floor is part of what the scope keeps: the
-/// code that returns normally holds the rest in registers, and an unwinding
-/// exit takes the full exit, which does not need it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ScopeStart {
-    pub(crate) floor: ScopeFloor,
-    /// The arena's `entry_epoch` when the scope opened.
-    epoch: u64,
 }
 
 /// A bump allocator over a list of slabs.
@@ -113,7 +102,7 @@ pub(crate) struct ScopeStart {
 pub struct Arena {
     slabs: SlabChain,
     /// Number of scopes open on this arena.
-    depth: u32,
+    depth: usize,
     side: SideChunks,
     large: LargeBlocks,
     bypass: BypassBlocks,
@@ -134,16 +123,15 @@ pub struct Arena {
     /// (wrapping) until the next slow path ends, because only slow paths
     /// change the slab or the bytes in use outside the slabs.
     in_use_origin: usize,
-    /// Advanced (by 2, so always even) at the end of every slow path. A
-    /// scope that exits in the epoch it entered has seen only bumps and
-    /// in-place resizes of the top block in the current slab, so moving the
-    /// pointer back is its whole exit.
-    epoch: u64,
-    /// What a scope records as the epoch it entered: `epoch`, with the low
-    /// bit set while released memory must be poisoned. Then no exit matches,
-    /// and the fast exit needs no test of its own for the debug mode, nor an
-    /// instruction to clear the bit.
-    entry_epoch: u64,
+    /// Scopes at this depth or shallower must take the full exit: the
+    /// scopes open when a slow path last ended (it sets this to the depth
+    /// then), or all of them (`usize::MAX`) while released memory must be
+    /// poisoned. A deeper scope has seen only bumps and in-place resizes of
+    /// the top block in the current slab since it opened, so moving the
+    /// pointer back is its whole exit. Opening a scope changes nothing here:
+    /// its depth is above every scope the last slow path saw, and the fast
+    /// exit's test compares the depth it already holds.
+    full_exit_depth: usize,
     config: Config,
     /// The process-wide pool and counters (`None` when `config.use_pool` is off).
     shared: Option<&'static Shared>,
@@ -204,8 +192,7 @@ impl Arena {
             high_water: 0,
             slab_peak: origin,
             in_use_origin: origin,
-            epoch: 0,
-            entry_epoch: 0,
+            full_exit_depth: 0,
             config,
             // The counters are always published; the pool is used only if asked.
             shared: pool::global(),
@@ -364,20 +351,22 @@ impl Arena {
     /// Ends every path that changes more than the bump pointer: recomputes
     /// what the fast paths rely on (how far the current slab may be used
     /// under the byte limit, the bytes in use outside the slabs) and advances
-    /// the epoch, so that every open scope takes the full exit.
+    /// the depth below which scopes take the full exit, so that every open
+    /// scope does.
     fn end_slow_path(&mut self) {
         self.high_water = self.high_water.max(self.fast_path_peak());
         let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
         self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
         self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
         self.slab_peak = self.slabs.ptr_addr();
-        self.epoch = self.epoch.wrapping_add(2);
-        self.entry_epoch = self.epoch | self.poison_bit();
+        self.full_exit_depth = self.full_exit_depth_now();
     }
 
-    /// The entry epoch's low bit: set while released memory must be poisoned.
-    fn poison_bit(&self) -> u64 {
-        u64::from(self.debug == Some(DebugMode::Poison))
+    /// [`full_exit_depth`](Arena::full_exit_depth) as a slow path ending now
+    /// leaves it: every open scope, or every scope at all while memory is
+    /// poisoned.
+    fn full_exit_depth_now(&self) -> usize {
+        if self.debug == Some(DebugMode::Poison) { usize::MAX } else { self.depth }
     }
 
     fn bytes_in_use(&self) -> usize {
@@ -461,7 +450,7 @@ impl Arena {
 
     /// Releases the slab memory above `checkpoint` and the large and bypass
     /// blocks made since it.
-    fn release_since(&mut self, checkpoint: &Checkpoint, depth: u32) {
+    fn release_since(&mut self, checkpoint: &Checkpoint, depth: usize) {
         self.release_to(checkpoint.slabs, checkpoint.large_serial, checkpoint.bypass_serial, depth);
     }
 
@@ -470,7 +459,7 @@ impl Arena {
     /// serial number `bypass_serial` on that scopes at `depth` or deeper own.
     // Inlined into the exits that call it: it is most of what they do.
     #[inline(always)]
-    fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: u32) {
+    fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: usize) {
         self.note_high_water();
         if !self.slabs.is_at(&position) {
             if self.debug_mode() == DebugMode::Poison {
@@ -493,8 +482,8 @@ impl Arena {
         }
         let mode = DebugMode::from_env();
         self.debug = Some(mode);
-        // From now on no scope exit matches the epoch, if memory is poisoned.
-        self.entry_epoch = self.epoch | self.poison_bit();
+        // From now on every scope takes the full exit, if memory is poisoned.
+        self.full_exit_depth = self.full_exit_depth.max(self.full_exit_depth_now());
         mode
     }
 }

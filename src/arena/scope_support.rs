@@ -7,12 +7,12 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, ScopeStart, dangling, poison};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
 
 impl Arena {
     /// Number of scopes open now.
     #[inline(always)]
-    pub(crate) fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 
@@ -23,48 +23,47 @@ impl Arena {
     /// new depth comes from `expected`, which is in a register, and the load
     /// of the depth only feeds a predicted branch: a loop of child scopes
     /// then does not wait, at each entry, for the previous exit's decrement.
-    /// (For the constant 0 the compiler
-    /// folds the guess back into the loaded depth, which is then on the
-    /// chain again, behind the bump pointer's longer one.) When the guess is
-    /// wrong, the loaded depth is used; nothing but speed depends on it.
+    /// (For the constant 0 the compiler folds the guess back into the loaded
+    /// depth, which is then on the chain again, behind the bump pointer's
+    /// longer one.) When the guess is wrong, the loaded depth is used;
+    /// nothing but speed depends on it.
     ///
-    /// Opening a scope writes no counter for the same reason: an increment
-    /// is a load of what the previous scope stored.
+    /// The increment needs no overflow check: every open scope holds a frame
+    /// on this thread's stack, so fewer than `usize::MAX` scopes can be open.
+    /// Opening a scope writes no counter, for the same reason as the guess:
+    /// an increment is a load of what the previous scope stored.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self, expected: u32) -> ScopeStart {
-        let depth = match expected.checked_add(1) {
-            Some(next) if self.depth == expected => next,
-            _ => self.depth.checked_add(1).expect("more than u32::MAX nested scopes"),
-        };
+    pub(crate) fn enter_scope(&mut self, expected: usize) -> ScopeFloor {
+        let depth = if self.depth == expected { expected } else { self.depth } + 1;
         self.depth = depth;
-        ScopeStart { floor: ScopeFloor { used: self.slabs.bytes_in_use(), depth }, epoch: self.entry_epoch }
+        ScopeFloor { used: self.slabs.bytes_in_use(), depth }
     }
 
-    /// Closes the innermost scope, which started at `start`, if nothing but
+    /// Closes the innermost scope, whose floor is `floor`, if nothing but
     /// bumps happened since it opened: then moving the pointer back (within
     /// the slab it started in) is the whole exit. Returns `false`, changing
     /// nothing, when a slow path ran meanwhile (a new slab, a large, side or
-    /// bypass block, a configuration change) or memory must be poisoned (the
-    /// low bit of the epoch the entry recorded, which the arena's never has);
-    /// [`exit_scope_slow`](Arena::exit_scope_slow) then does the exit.
+    /// bypass block, a configuration change) or memory must be poisoned:
+    /// then the scope's depth is at most `full_exit_depth`, and
+    /// [`exit_scope_slow`](Arena::exit_scope_slow) does the exit.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires:
     /// nothing the scope allocated is reachable any more.
     #[inline(always)]
-    pub(crate) fn exit_scope_fast(&mut self, start: &ScopeStart) -> bool {
-        if self.epoch != start.epoch {
+    pub(crate) fn exit_scope_fast(&mut self, floor: &ScopeFloor) -> bool {
+        if floor.depth <= self.full_exit_depth {
             return false;
         }
-        debug_assert!(!self.side.holds(self.depth), "the epoch did not advance on a side allocation");
+        debug_assert!(!self.side.holds(self.depth), "a side allocation did not end as a slow path");
         // Unconditional: for a scope that did not bump, the peak test fails
         // and the rewind stores the pointer it loaded, which costs fewer
         // instructions than testing whether the scope bumped.
         self.note_high_water_fast();
-        self.slabs.rewind_in_slab(start.floor.used);
+        self.slabs.rewind_in_slab(floor.used);
         // The arena is at the scope's depth (its children have closed): a
         // decrement in place keeps no copy of the depth live across the
         // scope's closure.
-        debug_assert_eq!(self.depth, start.floor.depth, "a child scope is still open");
+        debug_assert_eq!(self.depth, floor.depth, "a child scope is still open");
         self.depth -= 1;
         true
     }
@@ -164,7 +163,7 @@ impl Arena {
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
     /// side chunks of the scope at `depth`, which is not the innermost one.
-    pub(crate) fn side_alloc(&mut self, depth: u32, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn side_alloc(&mut self, depth: usize, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
@@ -193,7 +192,7 @@ impl Arena {
 
     /// Frees the bypass block at `ptr` owned by the scope at `depth`, if there
     /// is one, as a real allocator frees a block on `deallocate`.
-    pub(crate) fn release_bypass_at(&mut self, ptr: NonNull<u8>, depth: u32) {
+    pub(crate) fn release_bypass_at(&mut self, ptr: NonNull<u8>, depth: usize) {
         self.note_high_water();
         if self.bypass.release_at(ptr, depth) {
             self.counters.system_deallocations += 1;
@@ -204,7 +203,7 @@ impl Arena {
 
     /// Serves `layout` with its own system allocation (bypass mode), owned by
     /// the scope at `depth`.
-    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: u32) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, AllocError> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }

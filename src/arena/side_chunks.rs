@@ -79,16 +79,16 @@ impl SideChunks {
 
     /// Whether the scope at `depth` holds side chunks (its exit has work to do).
     #[inline(always)]
-    pub(crate) fn holds(&self, depth: u32) -> bool {
-        let index = (depth as usize).wrapping_sub(1);
+    pub(crate) fn holds(&self, depth: usize) -> bool {
+        let index = depth.wrapping_sub(1);
         self.by_depth.get(index).is_some_and(|side| !side.chunks.is_empty())
     }
 
     /// Serves `layout` (admitted by the caller: non-zero size, alignment at
     /// most a page) for the scope at `depth`, taking a spare chunk or a new
     /// one when the current chunk is full.
-    pub(crate) fn alloc(&mut self, depth: u32, layout: Layout) -> Result<SideAllocation, AllocError> {
-        let index = (depth as usize).checked_sub(1).ok_or(AllocError)?;
+    pub(crate) fn alloc(&mut self, depth: usize, layout: Layout) -> Result<SideAllocation, AllocError> {
+        let index = depth.checked_sub(1).ok_or(AllocError)?;
         if self.by_depth.len() <= index {
             // Bookkeeping on a fallible path is fallible too.
             self.by_depth.try_reserve(index + 1 - self.by_depth.len()).map_err(|_| AllocError)?;
@@ -137,8 +137,8 @@ impl SideChunks {
     /// become spare while the spare list stays within `keep_bytes`, and go
     /// back to the system allocator otherwise. With `poison`, every released
     /// byte is overwritten first. Returns the number of chunks freed.
-    pub(crate) fn release(&mut self, depth: u32, keep_bytes: usize, poison: Option<u8>) -> u64 {
-        let index = (depth as usize).wrapping_sub(1);
+    pub(crate) fn release(&mut self, depth: usize, keep_bytes: usize, poison: Option<u8>) -> u64 {
+        let index = depth.wrapping_sub(1);
         let Some(side) = self.by_depth.get_mut(index) else { return 0 };
         self.in_use -= side.in_use;
         side.in_use = 0;
@@ -171,10 +171,10 @@ impl SideChunks {
     }
 
     /// Checks the invariants above, `depth` being the number of open scopes.
-    pub(crate) fn check_invariants(&self, depth: u32) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self, depth: usize) -> Result<(), String> {
         let (mut in_use, mut held) = (0, 0);
         for (index, side) in self.by_depth.iter().enumerate() {
-            if !side.chunks.is_empty() && index >= depth as usize {
+            if !side.chunks.is_empty() && index >= depth {
                 return Err(format!("side chunks held at depth {} with {depth} scopes open", index + 1));
             }
             if let Some(last) = side.chunks.last() {

@@ -6,7 +6,7 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use crate::bump::{self, bump_up};
+use crate::bump::{self, bump_up_within};
 use crate::slab::{PAGE_BYTES, Slab};
 
 /// The bump pointer of an empty chain: dangling and non-null, at `EMPTY_END`
@@ -168,7 +168,8 @@ impl SlabChain {
     /// Carves `layout` from the current slab, or `None` if it has no room.
     #[inline(always)]
     pub(super) fn bump(&mut self, layout: Layout) -> Option<NonNull<u8>> {
-        let placed = bump_up(self.ptr.addr(), self.end, layout.size(), layout.align())?;
+        // `ptr <= end` is an invariant of the chain.
+        let placed = bump_up_within(self.ptr.addr(), self.end, layout.size(), layout.align())?;
         self.ptr = self.ptr.with_addr(placed.end);
         // SAFETY: `placed.start >= ptr >= 1` (the pointer is never null).
         Some(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })

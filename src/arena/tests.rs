@@ -185,7 +185,7 @@ fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
     assert_eq!(arena.stats().slab_count, 6, "later passes did not reuse the slabs");
 }
 
-/// Every slow path advances the epoch, so a scope open across one never
+/// Every slow path marks the open scopes for the full exit, so a scope open across one never
 /// takes the fast exit; here a child's large block and a parent's side
 /// allocation while the child is open.
 #[test]

@@ -7,6 +7,7 @@ use allocator_api2::alloc::AllocError;
 use bytemuck::Zeroable;
 
 use super::{ScopedArray, ScopedBox, ScopedVec};
+use crate::arena::LargeHandle;
 use crate::error::{ArrayRequest, Failure, allocation_panic};
 use crate::scope::{Allocation, Scope, ScopeRef};
 
@@ -351,7 +352,7 @@ impl<'s> Scope<'s> {
     ///
     /// # Panics
     /// Where [`try_copy_slice`](Scope::try_copy_slice) errs.
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn copy_slice<T: Copy>(&self, items: &[T]) -> ScopedArray<'s, T> {
         if let Some(ptr) = self.bump_array::<T>(items.len()) {
@@ -440,32 +441,13 @@ impl<'s> Scope<'s> {
             (lower, Some(upper)) if lower == upper => match self.try_fill_from(lower, iter) {
                 Ok((array, mut rest)) => match rest.next() {
                     None => array,
-                    Some(extra) => self.collect_longer_iter(array, extra, rest),
+                    Some(extra) => collect_longer_iter(self.by_value(), array, extra, rest),
                 },
                 // The count in a failure message is the one the iterator announced.
                 Err(_) => self.array_failed::<T>(lower),
             },
             _ => self.collect_unsized_iter(iter),
         }
-    }
-
-    /// [`from_iter`](Scope::from_iter) for an iterator that yields more than
-    /// it said: `array` holds the items it announced, `extra` the next.
-    /// Out of line, so that the exact fill, the common case, stays small
-    /// enough to inline into its caller (where a constant length unrolls it).
-    #[cold]
-    #[inline(never)]
-    #[track_caller]
-    fn collect_longer_iter<T>(
-        &self,
-        array: ScopedArray<'s, T>,
-        extra: T,
-        rest: impl Iterator<Item = T>,
-    ) -> ScopedArray<'s, T> {
-        let len = array.len().saturating_add(1);
-        let Ok(mut items) = self.try_vec_moved_from(array, extra) else { self.array_failed::<T>(len) };
-        items.extend(rest);
-        items.into_array()
     }
 
     /// [`from_iter`](Scope::from_iter) for an iterator whose length is not
@@ -544,7 +526,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
     #[track_caller]
     pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'s, T> {
-        self.unwrap_array::<T, _>(self.try_vec_with_capacity(capacity), capacity)
+        ScopedVec::with_capacity_in(capacity, self)
     }
 
     /// `value` moved into the scope's memory.
@@ -608,4 +590,95 @@ fn array_failed<T>(scope: ScopeRef, len: usize) -> ! {
         Ok(layout) => scope.failure_reason(layout),
     };
     allocation_panic(ArrayRequest::of::<T>(len, failure))
+}
+
+/// [`Scope::from_iter`] for an iterator that yields more than it said:
+/// `array` holds the items it announced, `extra` the next, `rest` the
+/// others; `array` ends up holding them all. Out of line, and given the
+/// scope by value and the array by reference, so that the exact fill, the
+/// common case, keeps both in registers (a `&Scope` here would keep the
+/// scope in memory, a returned array would be copied on every call).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn collect_longer_iter<'s, T>(
+    scope: ScopeRef,
+    array: ScopedArray<'s, T>,
+    extra: T,
+    rest: impl Iterator<Item = T>,
+) -> ScopedArray<'s, T> {
+    let (ptr, len, large) = array.into_raw_parts();
+    let mut items = Collected { scope, ptr, len, cap: len, large };
+    items.push(extra);
+    for item in rest {
+        items.push(item);
+    }
+    let items = std::mem::ManuallyDrop::new(items);
+    // SAFETY: the first `len` elements are initialized and owned by nothing
+    // else (`Collected` is forgotten), in a block of the scope that stays
+    // allocated for its lifetime or until the array releases its large block.
+    unsafe { ScopedArray::from_raw_parts(items.ptr, items.len, items.large) }
+}
+
+/// The items of [`collect_longer_iter`], in a buffer of the scope that grows
+/// by moving. Drops its items and releases its large block if an item's
+/// iterator panics.
+struct Collected<T> {
+    scope: ScopeRef,
+    ptr: NonNull<T>,
+    len: usize,
+    /// Slots in the buffer (`usize::MAX` for zero-sized items, which need none).
+    cap: usize,
+    large: Option<LargeHandle>,
+}
+
+impl<T> Collected<T> {
+    #[track_caller]
+    fn push(&mut self, item: T) {
+        if self.len == self.cap && size_of::<T>() != 0 {
+            self.grow();
+        }
+        if self.len == usize::MAX {
+            array_failed::<T>(self.scope, usize::MAX);
+        }
+        // SAFETY: `len < cap` (or `T` is zero-sized, whose writes touch no
+        // memory): the slot is inside the buffer and holds no element.
+        unsafe { self.ptr.add(self.len).write(item) };
+        self.len += 1;
+    }
+
+    /// Moves the items to a buffer of twice the length (at least 4 slots),
+    /// releasing the old buffer's large block.
+    #[cold]
+    #[track_caller]
+    fn grow(&mut self) {
+        let cap = self.cap.checked_mul(2).map_or(usize::MAX, |doubled| doubled.max(4));
+        let memory = Layout::array::<T>(cap).map_err(|_| AllocError).and_then(|layout| self.scope.alloc_block(layout));
+        let Ok(memory) = memory else { array_failed::<T>(self.scope, cap) };
+        let ptr = memory.ptr.cast::<T>();
+        // SAFETY: the new block is fresh, so it does not overlap the old one,
+        // and holds `cap > len` elements; the old block's `len` elements are
+        // moved, not duplicated: the old block is not read again.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), ptr.as_ptr(), self.len) };
+        let old_large = std::mem::replace(&mut self.large, memory.large);
+        (self.ptr, self.cap) = (ptr, cap);
+        if let Some(large) = old_large {
+            // SAFETY: the block's owner gives it up here, inside its scope,
+            // and its elements were moved out: nothing uses it again.
+            unsafe { large.release() };
+        }
+    }
+}
+
+impl<T> Drop for Collected<T> {
+    fn drop(&mut self) {
+        // SAFETY: the first `len` slots hold initialized elements that
+        // nothing else owns; they are dropped once, here.
+        unsafe { std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len)) };
+        if let Some(large) = self.large.take() {
+            // SAFETY: as in `grow`: the block's only owner is being dropped
+            // inside its scope.
+            unsafe { large.release() };
+        }
+    }
 }

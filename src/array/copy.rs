@@ -4,7 +4,7 @@
 //!
 //! Why not always `memcpy`: for a short slice the call costs more than the
 //! copy. It clobbers the registers in which an inlined scope keeps its
-//! depth, epoch and entry offset, so they are spilled and reloaded around it
+//! depth and entry offset, so they are spilled and reloaded around it
 //! (the `copy` rows of `benches/alloc.rs` show the difference).
 
 use std::ptr::copy_nonoverlapping;

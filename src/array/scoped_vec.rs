@@ -128,6 +128,24 @@ impl<'s, T> ScopedVec<'s, T> {
         Ok(vec)
     }
 
+    /// [`try_with_capacity_in`](ScopedVec::try_with_capacity_in) that panics
+    /// at the caller's line if the memory cannot be had. The vector is built
+    /// once, from registers, after the buffer: not moved out of a `Result`,
+    /// whose copy would wait for the stores that built it.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn with_capacity_in(capacity: usize, scope: &Scope<'s>) -> Self {
+        if capacity == 0 || size_of::<T>() == 0 {
+            return ScopedVec::new_in(scope);
+        }
+        let bumped = Layout::array::<T>(capacity).ok().and_then(|layout| scope.bump(layout));
+        let ptr = match bumped {
+            Some(ptr) => ptr.cast(),
+            None => buffer_or_panic::<T>(scope, capacity),
+        };
+        ScopedVec { ptr: ElementPtr(ptr), len: 0, cap: capacity, scope: scope.for_its_lifetime(), _owns: PhantomData }
+    }
+
     /// Takes over `len` elements in a buffer of `cap` slots at `ptr`.
     ///
     /// # Safety
@@ -212,8 +230,37 @@ impl<'s, T> ScopedVec<'s, T> {
     #[track_caller]
     fn reserve_for(&mut self, what: &'static str, additional: usize) {
         if self.cap - self.len < additional {
-            self.grow_or_panic(what, additional);
+            match self.bump_first_buffer(additional) {
+                Some((ptr, cap)) => self.set_buffer(ptr, 0, cap),
+                None => self.grow_or_panic(what, additional),
+            }
         }
+    }
+
+    /// A first buffer for `additional` elements, as growth would make it,
+    /// if the vector has none and the scope's bump fast path can serve it;
+    /// `None` otherwise (the growth path decides). Inline, unlike growth: a
+    /// vector made just before it is filled (the common case) then never
+    /// reaches an out-of-line call.
+    #[inline(always)]
+    fn bump_first_buffer(&self, additional: usize) -> Option<(NonNull<T>, usize)> {
+        // A zero-sized `T` has capacity `usize::MAX`, so it never gets here.
+        if self.cap != 0 {
+            return None;
+        }
+        let cap = grown_capacity(0, additional, size_of::<T>());
+        let layout = Layout::array::<T>(cap).ok()?;
+        Some((self.scope.bump(layout)?.cast(), cap))
+    }
+
+    /// Takes `ptr` as the buffer of `cap` elements whose first `len` are
+    /// initialized, in place of a vector without a buffer.
+    #[inline(always)]
+    fn set_buffer(&mut self, ptr: NonNull<T>, len: usize, cap: usize) {
+        debug_assert!(self.cap == 0 && self.len == 0, "a buffer would be lost");
+        self.ptr = ElementPtr(ptr);
+        self.len = len;
+        self.cap = cap;
     }
 
     /// The growth of [`reserve_for`](ScopedVec::reserve_for), out of line.
@@ -500,6 +547,20 @@ fn grown<T>(
     Ok((block.cast(), new_cap))
 }
 
+/// The buffer of [`ScopedVec::with_capacity_in`] when the bump fast path
+/// cannot serve it: the scope's full allocation path, or the panic that
+/// names why it failed.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn buffer_or_panic<T>(scope: &Scope<'_>, capacity: usize) -> NonNull<T> {
+    let block = Layout::array::<T>(capacity).map_err(|_| AllocError).and_then(|layout| scope.alloc(layout));
+    match block {
+        Ok(ptr) => ptr.cast(),
+        Err(_) => scope.array_failed::<T>(capacity),
+    }
+}
+
 /// The growth of [`ScopedVec::push`] for a full vector, taking and returning
 /// the fields by value (see `push`).
 #[cold]
@@ -545,18 +606,38 @@ fn elements(count: usize) -> &'static str {
 }
 
 impl<T> Drop for ScopedVec<'_, T> {
+    #[inline]
     fn drop(&mut self) {
-        /// Releases the buffer after the elements, also if one of their drops panics.
+        if std::mem::needs_drop::<T>() {
+            self.drop_elements_then_release();
+        } else {
+            self.release_buffer();
+        }
+    }
+}
+
+impl<T> ScopedVec<'_, T> {
+    /// Gives the buffer back to the scope (in place when it is the scope's
+    /// top block; otherwise it stays until the scope exits).
+    #[inline(always)]
+    fn release_buffer(&mut self) {
+        if self.cap != 0 && size_of::<T>() != 0 {
+            // SAFETY: the buffer was allocated for `cap` elements, so
+            // `cap * size_of::<T>()` is a valid layout size (field invariant).
+            let layout = unsafe { Layout::from_size_align_unchecked(self.cap * size_of::<T>(), align_of::<T>()) };
+            // SAFETY: the block came from `scope` for `layout` (field
+            // invariant) and the vector is being dropped: nothing uses it after.
+            unsafe { self.scope.deallocate(self.ptr.0.cast(), layout) };
+        }
+    }
+
+    /// The drop of a vector whose elements need dropping: the elements,
+    /// then the buffer, also if one of the elements' drops panics.
+    fn drop_elements_then_release(&mut self) {
         struct ReleaseBuffer<'v, 's, T>(&'v mut ScopedVec<'s, T>);
         impl<T> Drop for ReleaseBuffer<'_, '_, T> {
             fn drop(&mut self) {
-                let vec = &mut *self.0;
-                if vec.cap != 0 && size_of::<T>() != 0 {
-                    let layout = Layout::array::<T>(vec.cap).expect("a buffer's layout fits");
-                    // SAFETY: the block came from `scope` for `layout` (field
-                    // invariant) and the vector is being dropped: nothing uses it after.
-                    unsafe { vec.scope.deallocate(vec.ptr.0.cast(), layout) };
-                }
+                self.0.release_buffer();
             }
         }
         let guard = ReleaseBuffer(self);

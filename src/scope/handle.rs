@@ -21,19 +21,15 @@ use crate::sync::BusyGuard;
 #[inline(always)]
 pub(super) unsafe fn run_scope<R>(
     arena: NonNull<Arena>,
-    expected_depth: u32,
+    expected_depth: usize,
     f: impl for<'s> FnOnce(&'s Scope<'s>) -> R,
 ) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
-    let start = unsafe { (*arena.as_ptr()).enter_scope(expected_depth) };
+    let floor = unsafe { (*arena.as_ptr()).enter_scope(expected_depth) };
     // The scope is its own exit guard while `f` unwinds: one value serves
     // both, so entering a scope stores its three words once (the unwinding
     // edge needs the guard in memory anyway).
-    let scope = Scope {
-        open: OpenScope { arena: ArenaPtr(arena), floor: start.floor },
-        _thread: PhantomData,
-        _brand: PhantomData,
-    };
+    let scope = Scope { open: OpenScope { arena: ArenaPtr(arena), floor }, _thread: PhantomData, _brand: PhantomData };
     // SAFETY: the reference's lifetime is not tied to the local, so that the
     // local can be forgotten below. `f` is generic over `'s` and returns an
     // `R` that cannot name it, so no reference to the scope, nor anything
@@ -46,9 +42,9 @@ pub(super) unsafe fn run_scope<R>(
     std::mem::forget(scope);
     // SAFETY: `f` has returned, so every value with the scope's lifetime is
     // gone and nothing borrows the arena; it is valid (this function's contract).
-    if !unsafe { (*arena.as_ptr()).exit_scope_fast(&start) } {
+    if !unsafe { (*arena.as_ptr()).exit_scope_fast(&floor) } {
         // SAFETY: as for the fast exit.
-        unsafe { exit_scope_slow(arena, start.floor) };
+        unsafe { exit_scope_slow(arena, floor) };
     }
     result
 }
@@ -71,8 +67,8 @@ struct OpenScope {
 
 impl Drop for OpenScope {
     /// Runs only while the scope's closure unwinds (`run_scope` closes the
-    /// scope itself on return), and takes the full exit: it needs no epoch,
-    /// so the scope does not store one. Inlined, so that the unwinding edge
+    /// scope itself on return), and takes the full exit: it needs nothing
+    /// the fast exit tests, so the scope stores nothing for it. Inlined, so that the unwinding edge
     /// passes the scope's fields rather than its address, and a scope whose
     /// closure is inlined need not exist in memory.
     #[inline(always)]
@@ -226,7 +222,7 @@ impl<'s> Scope<'s> {
     /// });
     /// ```
     #[inline(always)]
-    pub fn depth(&self) -> u32 {
+    pub fn depth(&self) -> usize {
         self.open.floor.depth()
     }
 
@@ -381,7 +377,7 @@ fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
 pub(crate) struct ScopeRef {
     /// The scope's arena (valid while the scope is open; see `OpenScope`).
     arena: NonNull<Arena>,
-    depth: u32,
+    depth: usize,
 }
 
 impl ScopeRef {
@@ -394,6 +390,19 @@ impl ScopeRef {
         // and, as in `Scope::arena_mut`, reached for one arena operation that
         // runs no user code.
         unsafe { &mut *self.arena.as_ptr() }
+    }
+
+    /// [`Scope::alloc_block`] for a scope passed by value.
+    #[inline]
+    pub(crate) fn alloc_block(self, layout: Layout) -> Result<Allocation, AllocError> {
+        let arena = self.arena_mut();
+        if arena.depth() == self.depth
+            && arena.is_small(layout)
+            && let Some(ptr) = arena.bump(layout)
+        {
+            return Ok(Allocation { ptr, large: None });
+        }
+        self.alloc_cold(layout)
     }
 
     /// Every allocation the bump fast path does not serve: a large block (or

@@ -62,12 +62,27 @@ impl<T> ScopedVec<'_, T> {
     ///
     /// # Panics
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
-    #[inline]
+    // Always inlined: called out of line, the vector is in memory and its
+    // fields, stored one by one, are read back in 16-byte halves when it moves.
+    #[inline(always)]
     #[track_caller]
     pub fn extend_from_slice_copy(&mut self, items: &[T])
     where
         T: Copy,
     {
+        if self.cap == 0
+            && !items.is_empty()
+            && let Some((ptr, cap)) = self.bump_first_buffer(items.len())
+        {
+            // SAFETY: the fresh buffer holds `cap >= items.len()` elements and
+            // cannot overlap `items`, which it was just carved away from.
+            unsafe { super::super::copy_elements(items, ptr.as_ptr()) };
+            // The fields written together, once the copy is done: a vector
+            // moved next is read back in 16-byte halves, which a load of
+            // separately stored fields would wait for.
+            self.set_buffer(ptr, items.len(), cap);
+            return;
+        }
         self.reserve_for("extend_from_slice_copy", items.len());
         // SAFETY: room for `items.len()` elements past `len` was reserved;
         // that spare capacity cannot overlap `items`, which is borrowed

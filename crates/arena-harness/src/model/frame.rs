@@ -404,8 +404,8 @@ impl<'s> Frame<'s, '_> {
         // depth as the model says.
         let stats = thread_stats(ctx)?;
         let thread_scopes = ctx.accounts.iter().filter(|account| account.arena == ArenaId::ThreadLocal).count();
-        let depth = ctx.base_depth as usize + thread_scopes;
-        if stats.bytes_in_use > isize::MAX as usize || stats.depth as usize != depth {
+        let depth = ctx.base_depth + thread_scopes;
+        if stats.bytes_in_use > isize::MAX as usize || stats.depth != depth {
             return Err(ctx.violation(format!(
                 "the thread's arena reports {} bytes in use at depth {}; the model has {depth} scopes open on it",
                 stats.bytes_in_use, stats.depth

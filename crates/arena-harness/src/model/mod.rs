@@ -62,7 +62,7 @@ struct Account {
     /// `bytes_in_use` when the scope opened, where it can be read.
     entry_bytes: Option<usize>,
     /// The arena's depth when the scope opened.
-    entry_depth: u32,
+    entry_depth: usize,
     /// Change of `bytes_in_use` made since then by operations addressed to
     /// outer scopes of the same arena (their memory outlives this scope).
     adjust: isize,
@@ -87,7 +87,7 @@ pub(super) struct Ctx<'n> {
     threshold: usize,
     owned_config: Config,
     /// Depth of the thread's arena when the run started.
-    base_depth: u32,
+    base_depth: usize,
     /// One per open scope, by level.
     accounts: Vec<Account>,
     step: usize,
@@ -358,7 +358,7 @@ fn open_scope<'a>(
     });
     let open_on_arena = ctx.accounts.iter().filter(|account| account.arena == arena).count();
     let base = if arena == ArenaId::ThreadLocal { ctx.base_depth } else { 0 };
-    let expected_depth = base + u32::try_from(open_on_arena).unwrap_or(u32::MAX);
+    let expected_depth = base + open_on_arena;
     ctx.summary.scopes_opened += 1;
     ctx.summary.owned_scopes += usize::from(kind == ScopeKind::OwnedArena);
     ctx.summary.max_depth = ctx.summary.max_depth.max(level + 1);
