@@ -95,6 +95,13 @@ impl SlabPool {
     /// The smallest held slab of at least `min_bytes`.
     pub fn take_slab(&self, min_bytes: usize) -> Option<Slab> {
         self.take(|held| {
+            // The slab given last, if it fits exactly (no other can fit
+            // better): an exited thread's slab taken by the next one.
+            if held.slabs.last().is_some_and(|slab| slab.len() == min_bytes) {
+                let slab = held.slabs.pop()?;
+                held.bytes -= slab.len();
+                return Some(slab);
+            }
             let index = (0..held.slabs.len())
                 .filter(|&i| held.slabs[i].len() >= min_bytes)
                 .min_by_key(|&i| held.slabs[i].len())?;
@@ -323,5 +330,40 @@ pub fn trim_pool() {
     let _busy = crate::sync::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         count_released(counters, pool.trim());
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::slab::PAGE_BYTES;
+
+    fn pool_of(pages: &[usize]) -> SlabPool {
+        let pool = SlabPool::new(DEFAULT_POOL_BUDGET_BYTES);
+        for &n in pages {
+            assert!(pool.give_slab(Slab::allocate(n * PAGE_BYTES).expect("a test slab")).is_none());
+        }
+        pool
+    }
+
+    fn take_pages(pool: &SlabPool, pages: usize) -> Option<usize> {
+        pool.take_slab(pages * PAGE_BYTES).map(|slab| slab.len() / PAGE_BYTES)
+    }
+
+    #[test]
+    fn a_take_gets_the_smallest_slab_that_fits() {
+        // The last slab given fits exactly; further ones fit worse or not at all.
+        let pool = pool_of(&[4, 1, 3, 2]);
+        assert_eq!(take_pages(&pool, 2), Some(2));
+        // The last slab given fits, but not best.
+        let pool = pool_of(&[4, 2, 1, 3]);
+        assert_eq!(take_pages(&pool, 2), Some(2));
+        assert_eq!(take_pages(&pool, 2), Some(3));
+        assert_eq!(take_pages(&pool, 5), None);
+        assert_eq!(take_pages(&pool, 1), Some(1));
+        assert_eq!(take_pages(&pool, 1), Some(4));
+        assert_eq!(take_pages(&pool, 1), None);
+        let held = pool.snapshot();
+        assert_eq!((held.bytes, held.slabs, held.hits, held.misses), (0, 0, 4, 2));
     }
 }

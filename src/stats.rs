@@ -80,12 +80,20 @@ counters!(
 
 impl Counters {
     pub const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
+
+    /// Whether every counter is 0: one test of all of them or-ed together
+    /// (a few vector instructions, no branch per counter).
+    #[inline]
+    pub fn is_zero(&self) -> bool {
+        self.to_array().iter().fold(0, |any, &value| any | value) == 0
+    }
 }
 
 impl Add for Counters {
     type Output = Counters;
 
     /// The events of two parts together.
+    #[inline]
     fn add(self, other: Counters) -> Counters {
         let (a, b) = (self.to_array(), other.to_array());
         Counters::from_array(std::array::from_fn(|i| a[i] + b[i]))
@@ -96,6 +104,7 @@ impl Sub for Counters {
     type Output = Counters;
 
     /// The events between two snapshots (`self` the later one).
+    #[inline]
     fn sub(self, earlier: Counters) -> Counters {
         let (now, before) = (self.to_array(), earlier.to_array());
         Counters::from_array(std::array::from_fn(|i| now[i].wrapping_sub(before[i])))
@@ -238,6 +247,18 @@ pub struct SnapshotsAreNonExhaustive;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_all_zero_counters_are_zero() {
+        assert!(Counters::ZERO.is_zero());
+        for field in 0..Counters::LEN {
+            for value in [1, u64::MAX] {
+                let mut values = [0; Counters::LEN];
+                values[field] = value;
+                assert!(!Counters::from_array(values).is_zero(), "counter {field} at {value}");
+            }
+        }
+    }
 
     /// Distinct counts, so that a count mapped to the wrong field shows.
     fn distinct() -> Counters {

@@ -13,23 +13,35 @@ impl Drop for Arena {
         // Frees through the global allocator and gives to the pool under its lock.
         let _busy = crate::sync::BusyGuard::raise();
         // No scope is open (a scope borrows the arena), so every block can go.
-        self.release_large_since(0, 0);
-        self.counters.system_deallocations += self.bypass.release_since(0, 0) + self.side.trim();
-        let slabs = self.slabs.take_all();
+        // (Each part is asked only if it holds something: an arena that
+        // served a few small scopes has only its slabs to hand over.)
+        if self.has_live_large_blocks() {
+            self.release_large_since(0, 0);
+        }
+        if self.bypass.has_live() {
+            self.counters.system_deallocations += self.bypass.release_since(0, 0);
+        }
+        self.counters.system_deallocations += self.side.trim();
+        let mut slabs = self.slabs.take_all();
+        let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
         match self.pool() {
             Some((pool, counters)) => {
                 pool.note_slab_size(self.slabs.next_slab_bytes());
-                for slab in slabs {
+                while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }
-                for block in self.large.cache.drain_warm() {
-                    self.large.counters.munmaps += u64::from(pool.give_block(block).is_some());
+                if self.large.cache.warm_bytes != 0 {
+                    for block in self.large.cache.drain_warm() {
+                        self.large.counters.munmaps += u64::from(pool.give_block(block).is_some());
+                    }
                 }
                 counters.arenas_dropped.fetch_add(1, crate::sync::Ordering::Relaxed);
             }
             None => self.counters.system_deallocations += slabs.len() as u64,
         }
-        self.large.cache.clear(&mut self.large.counters);
+        if cache_holds_blocks {
+            self.large.cache.clear(&mut self.large.counters);
+        }
         self.publish();
     }
 }
@@ -57,10 +69,10 @@ impl Arena {
     /// on slow paths and by [`global_stats`](crate::global_stats), so the hot
     /// path never touches shared memory.
     pub(crate) fn publish(&mut self) {
-        if let Some((_, totals)) = self.shared {
-            let now = self.all_counters();
-            totals.add(&(now - self.published));
-            self.published = now;
+        // Nothing to add is common (a drop that hands everything to the
+        // pool), and cheaper to test than to add.
+        if !self.unpublished().is_zero() {
+            self.publish_unpublished();
         }
     }
 
@@ -69,10 +81,26 @@ impl Arena {
     /// lag this arena's memory traffic, and a loop that only reuses memory,
     /// large blocks included, writes nothing other threads read.
     pub(super) fn publish_traffic(&mut self) {
-        let mut pending = self.all_counters() - self.published;
+        let mut pending = self.unpublished();
         pending.large_cache_hits = 0;
-        if pending != Counters::ZERO {
-            self.publish();
+        if !pending.is_zero() {
+            self.publish_unpublished();
+        }
+    }
+
+    /// The counts since the last publication.
+    #[inline(always)]
+    fn unpublished(&self) -> Counters {
+        self.all_counters() - self.published
+    }
+
+    /// Adds [`unpublished`](Arena::unpublished) to the process-wide counters.
+    #[inline(never)]
+    fn publish_unpublished(&mut self) {
+        if let Some((_, totals)) = self.shared {
+            let now = self.all_counters();
+            totals.add(&(now - self.published));
+            self.published = now;
         }
     }
 

@@ -336,15 +336,16 @@ impl Arena {
         let bytes = self.slabs.new_slab_bytes(size, warm, self.config.max_slab_bytes).ok_or(AllocError)?;
         // Room to record the slab first: a full list must not lose it, nor abort.
         self.slabs.reserve_one().map_err(|_| AllocError)?;
-        let slab = match pool.and_then(|pool| pool.take_slab(bytes)) {
-            Some(slab) => slab,
+        match pool.and_then(|pool| pool.take_slab(bytes)) {
+            // No counter of the arena moves: nothing to publish.
+            Some(slab) => Ok(slab),
             None => {
                 self.counters.system_allocations += 1;
-                crate::slab::Slab::allocate(bytes).ok_or(AllocError)?
+                let slab = crate::slab::Slab::allocate(bytes).ok_or(AllocError)?;
+                self.publish();
+                Ok(slab)
             }
-        };
-        self.publish();
-        Ok(slab)
+        }
     }
 
     /// Ends every path that changes more than the bump pointer: recomputes
@@ -456,6 +457,8 @@ impl Arena {
     /// Moves the slab pointer back to `position`, and releases the large
     /// blocks from serial number `large_serial` on and the bypass blocks from
     /// serial number `bypass_serial` on that scopes at `depth` or deeper own.
+    // Inlined into the exits that call it: it is most of what they do.
+    #[inline(always)]
     fn release_to(&mut self, position: Position, large_serial: u64, bypass_serial: u64, depth: usize) {
         self.note_high_water();
         if !self.slabs.is_at(&position) {
@@ -467,7 +470,9 @@ impl Arena {
         if self.large.serial() != large_serial {
             self.release_large_since(large_serial, depth);
         }
-        self.counters.system_deallocations += self.bypass.release_since(bypass_serial, depth);
+        if self.bypass.has_live() {
+            self.counters.system_deallocations += self.bypass.release_since(bypass_serial, depth);
+        }
     }
 
     /// The debug mode of this arena (resolved from the environment on first use).

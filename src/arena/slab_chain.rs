@@ -27,6 +27,102 @@ pub(super) struct Position {
     used_before: usize,
 }
 
+/// A slab of the chain, with the bytes in use before it when the pointer
+/// last entered it (stale for slabs past the current one). Lets a scope's
+/// start be recorded as one number of bytes in use
+/// ([`position_at`](SlabChain::position_at)).
+pub(super) struct Entry {
+    slab: Slab,
+    entered_at: usize,
+}
+
+/// The slabs of a chain, in order. The first one is held inline, so that an
+/// arena that never needs a second slab allocates no list: a short-lived
+/// arena (a thread that opens a few scopes) then costs one slab and nothing
+/// besides.
+///
+/// Invariant: `rest` is empty while `first` is `None`.
+#[derive(Default)]
+pub(super) struct SlabList {
+    first: Option<Entry>,
+    rest: Vec<Entry>,
+}
+
+impl SlabList {
+    const fn new() -> SlabList {
+        SlabList { first: None, rest: Vec::new() }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        if self.first.is_some() { 1 + self.rest.len() } else { 0 }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn get(&self, index: usize) -> Option<&Entry> {
+        match index.checked_sub(1) {
+            None => self.first.as_ref(),
+            Some(later) => self.rest.get(later),
+        }
+    }
+
+    fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
+        match index.checked_sub(1) {
+            None => self.first.as_mut(),
+            Some(later) => self.rest.get_mut(later),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    /// Makes room for one more entry, so that [`insert`](SlabList::insert)
+    /// allocates nothing.
+    fn try_reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
+        if self.first.is_none() { Ok(()) } else { self.rest.try_reserve(1) }
+    }
+
+    /// Inserts `entry` at `index` (at most the length).
+    fn insert(&mut self, index: usize, entry: Entry) {
+        match (index.checked_sub(1), self.first.take()) {
+            (_, None) => {
+                debug_assert_eq!(index, 0, "inserting past the end");
+                self.first = Some(entry);
+            }
+            (None, Some(first)) => {
+                self.rest.insert(0, first);
+                self.first = Some(entry);
+            }
+            (Some(later), Some(first)) => {
+                self.first = Some(first);
+                self.rest.insert(later, entry);
+            }
+        }
+    }
+
+    fn swap(&mut self, a: usize, b: usize) {
+        let (low, high) = (a.min(b), a.max(b));
+        match (low.checked_sub(1), self.first.as_mut()) {
+            _ if low == high => {}
+            (Some(low), _) => self.rest.swap(low, high - 1),
+            (None, Some(first)) => std::mem::swap(first, &mut self.rest[high - 1]),
+            (None, None) => panic!("swap in an empty slab list"),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Entry> {
+        self.rest.pop().or_else(|| self.first.take())
+    }
+
+    /// Takes the last slab out.
+    pub(super) fn pop_slab(&mut self) -> Option<Slab> {
+        self.pop().map(|entry| entry.slab)
+    }
+}
+
 /// Slabs and the bump pointer.
 ///
 /// Invariants (the unsafe code of the arena relies on them):
@@ -38,6 +134,8 @@ pub(super) struct Position {
 ///   `slabs[current].start <= ptr <= end <= slabs[current].end`; `used_before` is at
 ///   most the length of `slabs[..current]`.
 /// - `slab_bytes` is the total length of `slabs`.
+/// - The `entered_at` of the slabs up to `current` are in order, and the
+///   current slab's is `used_before`.
 /// - `origin` is `slabs[current]`'s start address less `used_before`
 ///   (wrapping; `EMPTY_END - 1 == EMPTY_PTR` for an empty chain), so that the
 ///   bytes in use are `ptr - origin` without a load of the slab.
@@ -47,11 +145,7 @@ pub(super) struct SlabChain {
     current: usize,
     used_before: usize,
     origin: usize,
-    slabs: Vec<Slab>,
-    /// For each slab up to `current`: `used_before` when the pointer entered it
-    /// (entries past `current` are stale). Lets a scope's start be recorded
-    /// as one number of bytes in use ([`position_at`](SlabChain::position_at)).
-    entered_at: Vec<usize>,
+    slabs: SlabList,
     slab_bytes: usize,
     /// Size of the next slab of the geometric sequence.
     next_slab_bytes: usize,
@@ -65,8 +159,7 @@ impl SlabChain {
             current: 0,
             used_before: 0,
             origin: EMPTY_ADDR,
-            slabs: Vec::new(),
-            entered_at: Vec::new(),
+            slabs: SlabList::new(),
             slab_bytes: 0,
             next_slab_bytes: first_slab_bytes,
         }
@@ -108,22 +201,24 @@ impl SlabChain {
     /// pointer left a slab exactly there, this is the start of the later
     /// slab: the same bytes in use, and the earlier slab's tail stays unused.
     pub(super) fn position_at(&self, used: usize) -> Position {
-        let entered = self.entered_at.get(..=self.current).unwrap_or(&[]);
-        match entered.iter().rposition(|&before| before <= used) {
-            Some(index) => {
-                let slab = &self.slabs[index];
-                let offset = (used - entered[index]).min(slab.len());
-                Position { slab: index, addr: slab.start_addr() + offset, used_before: entered[index] }
+        // From the current slab down: most scopes start in the current one.
+        let mut index = self.current;
+        while let Some(Entry { slab, entered_at }) = self.slabs.get(index) {
+            if *entered_at <= used {
+                let offset = (used - entered_at).min(slab.len());
+                return Position { slab: index, addr: slab.start_addr() + offset, used_before: *entered_at };
             }
-            None => Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 },
+            let Some(earlier) = index.checked_sub(1) else { break };
+            index = earlier;
         }
+        Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 }
     }
 
     /// Moves the pointer back to `position`, releasing everything above it.
     /// Robust (never out of bounds) even if the slabs were freed since the
     /// position was taken: it then falls back to the empty position.
     pub(super) fn set_position(&mut self, position: Position) {
-        match self.slabs.get(position.slab) {
+        match self.slabs.get(position.slab).map(|entry| &entry.slab) {
             Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
                 self.current = position.slab;
                 self.used_before = position.used_before;
@@ -138,7 +233,7 @@ impl SlabChain {
     fn reset_position(&mut self) {
         self.current = 0;
         self.used_before = 0;
-        self.ptr = self.slabs.first().map_or(EMPTY_PTR, |slab| slab.start().as_ptr());
+        self.ptr = self.slabs.get(0).map_or(EMPTY_PTR, |entry| entry.slab.start().as_ptr());
         self.origin = self.ptr.addr();
     }
 
@@ -167,7 +262,7 @@ impl SlabChain {
     /// the end to the pointer, never below it: the fast path then refuses
     /// every request, and the slow path's admission check says why.
     pub(super) fn set_budget(&mut self, budget: usize) {
-        self.end = match self.slabs.get(self.current) {
+        self.end = match self.slabs.get(self.current).map(|entry| &entry.slab) {
             None => EMPTY_END,
             Some(slab) => {
                 let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
@@ -180,11 +275,14 @@ impl SlabChain {
     /// `size` bytes; `false` if there is none.
     pub(super) fn advance_to_retained(&mut self, size: usize) -> bool {
         let first_free = self.first_free();
-        match self.slabs[first_free..].iter().position(|slab| slab.len() >= size) {
+        if first_free >= self.slabs.len() {
+            return false;
+        }
+        let found = self.slabs.iter().skip(first_free).position(|entry| entry.slab.len() >= size);
+        match found {
             Some(offset) => {
                 // Slabs after `current` are all free, so their order is free to change.
                 self.slabs.swap(first_free, first_free + offset);
-                self.entered_at.swap(first_free, first_free + offset);
                 self.advance_to(first_free);
                 true
             }
@@ -210,8 +308,7 @@ impl SlabChain {
     /// Makes room to record one more slab, so that
     /// [`advance_to_new`](SlabChain::advance_to_new) allocates nothing.
     pub(super) fn reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
-        self.slabs.try_reserve(1)?;
-        self.entered_at.try_reserve(1)
+        self.slabs.try_reserve_one()
     }
 
     /// Inserts `slab` (new, free) after the current one and moves the pointer
@@ -221,10 +318,17 @@ impl SlabChain {
         if slab.len() == self.next_slab_bytes {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
-        let index = self.first_free();
         self.slab_bytes += slab.len();
-        self.slabs.insert(index, slab);
-        self.entered_at.insert(index, 0);
+        if self.slabs.is_empty() {
+            // The first slab: the pointer starts at it, with nothing in use.
+            debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
+            self.ptr = slab.start().as_ptr();
+            self.origin = self.ptr.addr();
+            self.slabs.first = Some(Entry { slab, entered_at: 0 });
+            return;
+        }
+        let index = self.current + 1;
+        self.slabs.insert(index, Entry { slab, entered_at: 0 });
         self.advance_to(index);
     }
 
@@ -233,14 +337,17 @@ impl SlabChain {
     }
 
     fn advance_to(&mut self, index: usize) {
-        if let Some(slab) = self.slabs.get(self.current)
+        if let Some(entry) = self.slabs.get(self.current)
             && index > self.current
         {
-            self.used_before += self.ptr.addr() - slab.start_addr();
+            self.used_before += self.ptr.addr() - entry.slab.start_addr();
         }
         self.current = index;
-        self.entered_at[index] = self.used_before;
-        self.ptr = self.slabs[index].start().as_ptr();
+        let Some(entry) = self.slabs.get_mut(index) else {
+            panic!("advancing to slab {index} of {}", self.slabs.len())
+        };
+        entry.entered_at = self.used_before;
+        self.ptr = entry.slab.start().as_ptr();
         self.origin = self.ptr.addr().wrapping_sub(self.used_before);
     }
 
@@ -262,17 +369,15 @@ impl SlabChain {
     }
 
     fn pop(&mut self) -> Option<Slab> {
-        let slab = self.slabs.pop()?;
-        self.entered_at.pop();
-        self.slab_bytes -= slab.len();
-        Some(slab)
+        let entry = self.slabs.pop()?;
+        self.slab_bytes -= entry.slab.len();
+        Some(entry.slab)
     }
 
     /// Takes every slab out (the arena is being dropped: nothing is in use).
-    pub(super) fn take_all(&mut self) -> Vec<Slab> {
+    pub(super) fn take_all(&mut self) -> SlabList {
         self.slab_bytes = 0;
         let slabs = std::mem::take(&mut self.slabs);
-        self.entered_at = Vec::new();
         self.reset_position();
         self.end = EMPTY_END;
         slabs
@@ -280,7 +385,7 @@ impl SlabChain {
 
     #[cfg(test)]
     pub(super) fn slab_lens(&self) -> Vec<usize> {
-        self.slabs.iter().map(Slab::len).collect()
+        self.slabs.iter().map(|entry| entry.slab.len()).collect()
     }
 
     pub(super) fn slab_count(&self) -> usize {
@@ -342,7 +447,7 @@ impl SlabChain {
     pub(super) fn poison_since(&mut self, position: &Position, byte: u8) {
         let last = self.current.min(self.slabs.len().saturating_sub(1));
         for index in position.slab..=last {
-            let Some(slab) = self.slabs.get(index) else { break };
+            let Some(Entry { slab, .. }) = self.slabs.get(index) else { break };
             let start = if index == position.slab { position.addr.max(slab.start_addr()) } else { slab.start_addr() };
             let end = if index == self.current { self.ptr.addr() } else { slab.end_addr() };
             if end > start {
@@ -368,16 +473,15 @@ impl SlabChain {
                 return Err("a chain without slabs is not at the empty position".to_owned());
             }
             None => {}
-            Some(slab) => {
+            Some(Entry { slab, entered_at }) => {
                 let (ptr, start, end) = (self.ptr.addr(), slab.start_addr(), slab.end_addr());
-                if self.entered_at.len() != self.slabs.len() || self.entered_at[self.current] != self.used_before {
+                if *entered_at != self.used_before {
                     return Err(format!(
-                        "entry record {:?} disagrees with {} bytes used before",
-                        self.entered_at.get(self.current),
+                        "entry record {entered_at} disagrees with {} bytes used before",
                         self.used_before
                     ));
                 }
-                if !self.entered_at[..=self.current].is_sorted() {
+                if !self.slabs.iter().take(self.current + 1).map(|entry| entry.entered_at).is_sorted() {
                     return Err("slab entry records out of order".to_owned());
                 }
                 if !(start <= ptr && ptr <= self.end && self.end <= end) {
@@ -392,16 +496,69 @@ impl SlabChain {
                         self.origin, self.used_before
                     ));
                 }
-                let before: usize = self.slabs[..self.current].iter().map(Slab::len).sum();
+                let before: usize = self.slabs.iter().take(self.current).map(|entry| entry.slab.len()).sum();
                 if self.used_before > before {
                     return Err(format!("{} bytes used before slab {} of {before}", self.used_before, self.current));
                 }
             }
         }
-        let slab_bytes: usize = self.slabs.iter().map(Slab::len).sum();
+        if self.slabs.first.is_none() && !self.slabs.rest.is_empty() {
+            return Err(format!("{} slabs listed after an empty first place", self.slabs.rest.len()));
+        }
+        let slab_bytes: usize = self.slabs.iter().map(|entry| entry.slab.len()).sum();
         if slab_bytes != self.slab_bytes {
             return Err(format!("slab bytes counted {} but the slabs hold {slab_bytes}", self.slab_bytes));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Entry, SlabList};
+    use crate::slab::{PAGE_BYTES, Slab};
+
+    fn entry(pages: usize) -> Entry {
+        Entry { slab: Slab::allocate(pages * PAGE_BYTES).expect("a test slab"), entered_at: pages }
+    }
+
+    fn pages(list: &SlabList) -> Vec<usize> {
+        list.iter().map(|entry| entry.slab.len() / PAGE_BYTES).collect()
+    }
+
+    #[test]
+    fn slab_list_orders_entries_like_a_vec() {
+        let mut list = SlabList::new();
+        let mut model: Vec<usize> = Vec::new();
+        for (index, size) in [(0, 1), (1, 2), (1, 3), (0, 4), (4, 5), (2, 6)] {
+            list.try_reserve_one().expect("room for an entry");
+            list.insert(index, entry(size));
+            model.insert(index, size);
+            assert_eq!(pages(&list), model);
+        }
+        for (a, b) in [(0, 3), (2, 5), (4, 1), (3, 3), (5, 0)] {
+            list.swap(a, b);
+            model.swap(a, b);
+            assert_eq!(pages(&list), model);
+        }
+        for (index, size) in model.iter().enumerate() {
+            assert_eq!(list.get(index).map(|entry| entry.entered_at), Some(*size));
+        }
+        assert!(list.get(model.len()).is_none());
+        while let Some(popped) = list.pop() {
+            assert_eq!(Some(popped.entered_at), model.pop());
+            assert_eq!(list.len(), model.len());
+        }
+        assert!(list.is_empty() && model.is_empty());
+    }
+
+    #[test]
+    fn a_single_slab_needs_no_list_allocation() {
+        let mut list = SlabList::new();
+        list.try_reserve_one().expect("the first place is inline");
+        list.insert(0, entry(1));
+        assert_eq!(list.rest.capacity(), 0);
+        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(PAGE_BYTES));
+        assert!(list.pop_slab().is_none());
     }
 }
