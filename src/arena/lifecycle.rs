@@ -26,7 +26,7 @@ impl Drop for Arena {
         let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
         match self.pool() {
             Some((pool, counters)) => {
-                pool.note_slab_size(self.slabs.next_slab_bytes());
+                pool.note_slab_size(self.slabs.reached_slab_bytes());
                 while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }

@@ -149,6 +149,9 @@ pub(super) struct SlabChain {
     slab_bytes: usize,
     /// Size of the next slab of the geometric sequence.
     next_slab_bytes: usize,
+    /// The largest slab of the geometric sequence this chain has made (0
+    /// before the first): what a new arena may start at.
+    reached_slab_bytes: usize,
 }
 
 impl SlabChain {
@@ -162,6 +165,7 @@ impl SlabChain {
             slabs: SlabList::new(),
             slab_bytes: 0,
             next_slab_bytes: first_slab_bytes,
+            reached_slab_bytes: 0,
         }
     }
 
@@ -316,6 +320,7 @@ impl SlabChain {
     /// exact-size one for a request beyond the cap does not.
     pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
         if slab.len() == self.next_slab_bytes {
+            self.reached_slab_bytes = self.reached_slab_bytes.max(slab.len());
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
         self.slab_bytes += slab.len();
@@ -396,8 +401,12 @@ impl SlabChain {
         self.slab_bytes
     }
 
-    pub(super) fn next_slab_bytes(&self) -> usize {
-        self.next_slab_bytes
+    /// The largest slab of the geometric sequence made so far (0 before the
+    /// first): a new arena that starts there needs no more slabs than this
+    /// one did, where starting at the next size would grow the sequence with
+    /// every arena.
+    pub(super) fn reached_slab_bytes(&self) -> usize {
+        self.reached_slab_bytes
     }
 
     /// Keeps the next slab size within a new configuration's range.
