@@ -483,6 +483,36 @@ fn an_operand_given_by_value_takes_the_result_in_place() {
 }
 
 #[test]
+fn an_operand_by_value_in_either_order_takes_every_layout_in_place() {
+    let (big, other) = (sample(), Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5 + 1.0));
+    for (a_name, a) in layouts(&big) {
+        for (b_name, b) in layouts(&other) {
+            for column_major in [false, true] {
+                arena::scope(|s| {
+                    let what = format!("{a_name} by value (column-major: {column_major}) and {b_name}");
+                    let mut out = if column_major {
+                        kernels::ndarray::zeros::<f64, _>(s, (6, 5).f())
+                    } else {
+                        kernels::ndarray::zeros::<f64, _>(s, (6, 5))
+                    };
+                    out.assign(&a);
+                    let at = out.as_ptr();
+                    let diff = sub(s, out, &b);
+                    assert_eq!(diff.as_ptr(), at, "{what}");
+                    assert_eq!(diff, &a - &b, "{what}");
+                    let quotient = div(s, &b, diff); // the second operand by value
+                    assert_eq!(quotient.as_ptr(), at, "{what}");
+                    assert_eq!(quotient, &b / &(&a - &b), "{what}");
+                    let scaled = kernels::ndarray::mul(s, quotient, &ndarray::arr0(2.0)); // one value repeated
+                    assert_eq!(scaled.as_ptr(), at, "{what}");
+                    assert_eq!(scaled, (&b / &(&a - &b)) * 2.0, "{what}");
+                });
+            }
+        }
+    }
+}
+
+#[test]
 fn an_operand_by_value_of_another_shape_is_only_read() {
     let row = ndarray::array![1.0, 2.0, 3.0];
     let a = Array2::from_shape_fn((2, 3), |(i, j)| (i * 3 + j) as f64);

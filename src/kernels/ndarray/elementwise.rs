@@ -255,13 +255,39 @@ fn broadcast_to<'a, T, D: Dimension, E: Dimension>(x: &'a ArrayView<'_, T, D>, d
     }
 }
 
-/// `out[i] = f(out[i], y[i])` for arrays of one shape, lane by lane along
-/// the axis `out` is contiguous in (as [`zip_lanes`] reads).
-fn update_lanes<T: Copy, D: Dimension>(
+/// The elements of `x` as one slice, as [`whole`] gives them.
+fn whole_mut<'a, T, D: Dimension>(x: &'a mut ArrayViewMut<'_, T, D>) -> Option<(&'a mut [T], bool)> {
+    if x.is_standard_layout() {
+        x.as_slice_mut().map(|elements| (elements, false))
+    } else {
+        x.view_mut().reversed_axes().into_slice().map(|elements| (elements, true))
+    }
+}
+
+/// `out[i] = f(out[i], y[i])` for arrays of one shape: in one pass over
+/// the memory when `out` is whole and `y` is whole in the same order (the
+/// slice kernels' loop, parallel when long) or one element repeated; else
+/// lane by lane along the axis `out` is contiguous in (as [`zip_lanes`]
+/// reads).
+fn update_lanes<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     y: ArrayView<'_, T, D>,
-    f: impl Fn(T, T) -> T,
+    f: impl Fn(T, T) -> T + Sync,
 ) {
+    if let Some((elements, column_major)) = whole_mut(out) {
+        match whole(&y) {
+            Some((ys, y_column_major)) if y_column_major == column_major => {
+                return crate::kernels::parallel::update_binary(elements, ys, &f);
+            }
+            _ if y.strides().iter().all(|&stride| stride == 0) => {
+                if let Some(&v) = y.first() {
+                    elements.iter_mut().for_each(|x| *x = f(*x, v));
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
     let column_major = prefers_column_major(out.shape(), &[out.strides()]);
     let (mut out, y) =
         if column_major { (out.view_mut().reversed_axes(), y.reversed_axes()) } else { (out.view_mut(), y) };
@@ -286,7 +312,7 @@ fn binary<'x, 's, T, A, B>(
     a: A,
     b: B,
     flat: impl FnOnce(&[T], &[T]) -> Vec<T, &'x Scope<'s>>,
-    op: impl Fn(T, T) -> T,
+    op: impl Fn(T, T) -> T + Sync,
 ) -> ArrayViewMut<'s, T, <A::Dim as DimMax<B::Dim>>::Output>
 where
     T: Element,
