@@ -106,6 +106,29 @@ impl Ceiling {
     }
 }
 
+/// Runs `body` compiled for the widest vectors this CPU has within
+/// `ARENA_SIMD` (AVX-512F or AVX2 on x86-64; as it is elsewhere). `body`
+/// must be an `#[inline(always)]` closure: inlined into a function built
+/// for those instructions, its loops are vectorized for them.
+///
+/// The results are the same in every width: the compiler vectorizes only
+/// what it can without changing them (it never reorders floating-point
+/// arithmetic). The gain is in loops that compute more than they move,
+/// such as a division; a loop bound by memory runs as fast either way.
+#[inline(always)]
+pub(crate) fn with_widest_vectors<R>(body: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    match x86::widest_vectors() {
+        // SAFETY: `widest_vectors` reports AVX-512 only if the CPU has
+        // AVX-512F, the feature `run_avx512` is compiled for.
+        Ceiling::Avx512 => return unsafe { x86::run_avx512(body) },
+        // SAFETY: as above, for AVX2 and `run_avx2`.
+        Ceiling::Avx2 => return unsafe { x86::run_avx2(body) },
+        Ceiling::Portable => {}
+    }
+    body()
+}
+
 impl MicroKernel<f64> {
     /// The fastest `f64` kernel this CPU runs within `ARENA_SIMD`, if any.
     pub(crate) fn detect() -> Option<MicroKernel<f64>> {
@@ -170,6 +193,9 @@ mod x86 {
     //! (AVX2: 6 rows, 12 of the 16 registers; AVX-512: 8 rows, 16 of 32,
     //! measured faster than 12 rows on small and edge-cut products).
 
+    use std::sync::OnceLock;
+
+    use super::Ceiling;
     use std::arch::x86_64::{
         _mm256_add_pd, _mm256_add_ps, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm256_loadu_pd, _mm256_loadu_ps,
         _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd, _mm256_setzero_ps, _mm256_storeu_pd, _mm256_storeu_ps,
@@ -190,6 +216,42 @@ mod x86 {
     /// Whether this CPU runs the AVX-512 kernels.
     pub(super) fn has_avx512() -> bool {
         std::arch::is_x86_feature_detected!("avx512f")
+    }
+
+    /// The widest vectors [`with_widest_vectors`](super::with_widest_vectors)
+    /// may use: what this CPU has (AVX-512F, AVX2), within `ARENA_SIMD`.
+    /// Read once.
+    #[inline(always)]
+    pub(super) fn widest_vectors() -> Ceiling {
+        static WIDEST: OnceLock<Ceiling> = OnceLock::new();
+        *WIDEST.get_or_init(|| {
+            let ceiling = Ceiling::from_env();
+            if ceiling >= Ceiling::Avx512 && std::arch::is_x86_feature_detected!("avx512f") {
+                Ceiling::Avx512
+            } else if ceiling >= Ceiling::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
+                Ceiling::Avx2
+            } else {
+                Ceiling::Portable
+            }
+        })
+    }
+
+    /// Runs `body`, inlined here, compiled for AVX-512F.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn run_avx512<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
+
+    /// Runs `body`, inlined here, compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2<R>(body: impl FnOnce() -> R) -> R {
+        body()
     }
 
     /// Defines a tile kernel (see [`MicroKernel`](super::MicroKernel)) for
@@ -294,6 +356,61 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::{Ceiling, MicroKernel};
+
+    /// Quotients, sums and products of values across the whole range
+    /// (subnormals, infinities, NaN, signed zeros), as raw bits.
+    fn arithmetic(x: &[f64], y: &[f64]) -> Vec<u64> {
+        let mut out = Vec::with_capacity(3 * x.len());
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u / v).to_bits()));
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u + v).to_bits()));
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u * v).to_bits()));
+        out
+    }
+
+    #[test]
+    fn every_vector_width_computes_the_same_bits() {
+        let special = [0.0, -0.0, f64::MIN_POSITIVE / 3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MAX];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            f64::from_bits(state)
+        };
+        let x: Vec<f64> =
+            (0..1003).map(|i| if i % 50 == 0 { special[i / 50 % special.len()] } else { next() }).collect();
+        let y: Vec<f64> =
+            (0..1003).map(|i| if i % 70 == 3 { special[i / 70 % special.len()] } else { next() }).collect();
+        let expected = arithmetic(&x, &y);
+        let widest = super::with_widest_vectors(
+            #[inline(always)]
+            || arithmetic(&x, &y),
+        );
+        assert!(widest == expected, "the widest vectors changed a result");
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::x86::has_avx2_fma() {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                let avx2 = unsafe {
+                    super::x86::run_avx2(
+                        #[inline(always)]
+                        || arithmetic(&x, &y),
+                    )
+                };
+                assert!(avx2 == expected, "AVX2 changed a result");
+            }
+            if super::x86::has_avx512() {
+                // SAFETY: the CPU has AVX-512F (checked just above).
+                let avx512 = unsafe {
+                    super::x86::run_avx512(
+                        #[inline(always)]
+                        || arithmetic(&x, &y),
+                    )
+                };
+                assert!(avx512 == expected, "AVX-512 changed a result");
+            }
+        }
+    }
 
     /// `out + a × b` by the definition, in the kernels' order of
     /// operations: the panel product fused step by step, then added.

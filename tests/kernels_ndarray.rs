@@ -149,6 +149,23 @@ fn binary_kernels_on_every_layout_equal_ndarrays_operators() {
 }
 
 #[test]
+fn long_strided_lanes_give_ndarrays_results_bit_for_bit() {
+    // Lanes long enough for every vector width and its tail; quotients
+    // that round, and zeros that make infinities and NaN.
+    let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 - 2.0);
+    let v = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 13 + j * 5) % 23) as f64 / 3.0 - 1.0);
+    let (a, b) = (u.slice(s![1..39, ..51]), v.slice(s![2.., 2..]));
+    let bits = |x: ArrayView<'_, f64, Ix2>| x.iter().map(|v| v.to_bits()).collect::<std::vec::Vec<u64>>();
+    arena::scope(|s| {
+        assert_eq!(bits(div(s, &a, &b).view()), bits((&a / &b).view()), "div");
+        assert_eq!(bits(sub(s, &a, &b).view()), bits((&a - &b).view()), "sub");
+        assert_eq!(bits(kernels::ndarray::mul(s, &a.t(), &b.t()).view()), bits((&a.t() * &b.t()).view()), "mul");
+        let over = div(s, add(s, &a, &b), &b); // in place, lane by lane
+        assert_eq!(bits(over.view()), bits((&(&a + &b) / &b).view()), "in place");
+    });
+}
+
+#[test]
 fn binary_kernels_do_not_copy_strided_inputs() {
     // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
     // of either input would add as much again.

@@ -83,7 +83,8 @@ fn push_binary_lane<X: Copy, Y: Copy, U>(
 }
 
 /// `f` of each element of `x`, into a new array of `x`'s shape in `scope`,
-/// each element written once, in row-major order (column-major if `x` is).
+/// each element written once, in row-major order (column-major if `x` is),
+/// in the widest vectors the CPU has.
 /// If `f` panics, the elements made so far are dropped.
 #[track_caller]
 fn map_lanes<'s, X, U, D>(
@@ -100,14 +101,20 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides()]);
     let x = if column_major { x.reversed_axes() } else { x };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    for lane in x.rows() {
-        push_unary_lane(&mut out, lane, f);
-    }
+    crate::simd::with_widest_vectors(
+        #[inline(always)]
+        || {
+            for lane in x.rows() {
+                push_unary_lane(&mut out, lane, f);
+            }
+        },
+    );
     output_view(out, dim, column_major)
 }
 
 /// `f` of each pair of elements of `x` and `y` (of one shape), into a new
-/// array of that shape in `scope`, as [`map_lanes`].
+/// array of that shape in `scope`, as [`map_lanes`] (in the widest vectors
+/// the CPU has).
 #[track_caller]
 fn zip_lanes<'s, X, Y, U, D>(
     kernel: &str,
@@ -125,9 +132,14 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides(), y.strides()]);
     let (x, y) = if column_major { (x.reversed_axes(), y.reversed_axes()) } else { (x, y) };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    for (x_lane, y_lane) in x.rows().into_iter().zip(y.rows()) {
-        push_binary_lane(&mut out, x_lane, y_lane, f);
-    }
+    crate::simd::with_widest_vectors(
+        #[inline(always)]
+        || {
+            for (x_lane, y_lane) in x.rows().into_iter().zip(y.rows()) {
+                push_binary_lane(&mut out, x_lane, y_lane, f);
+            }
+        },
+    );
     output_view(out, dim, column_major)
 }
 
@@ -268,8 +280,21 @@ fn whole_mut<'a, T, D: Dimension>(x: &'a mut ArrayViewMut<'_, T, D>) -> Option<(
 /// the memory when `out` is whole and `y` is whole in the same order (the
 /// slice kernels' loop, parallel when long) or one element repeated; else
 /// lane by lane along the axis `out` is contiguous in (as [`zip_lanes`]
-/// reads).
+/// reads). In the widest vectors the CPU has.
 fn update_lanes<T: Element, D: Dimension>(
+    out: &mut ArrayViewMut<'_, T, D>,
+    y: ArrayView<'_, T, D>,
+    f: impl Fn(T, T) -> T + Sync,
+) {
+    crate::simd::with_widest_vectors(
+        #[inline(always)]
+        || update_lanes_here(out, y, f),
+    );
+}
+
+/// [`update_lanes`] in the instructions the caller was compiled for.
+#[inline(always)]
+fn update_lanes_here<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     y: ArrayView<'_, T, D>,
     f: impl Fn(T, T) -> T + Sync,
