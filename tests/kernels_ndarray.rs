@@ -166,6 +166,20 @@ fn long_strided_lanes_give_ndarrays_results_bit_for_bit() {
 }
 
 #[test]
+fn sums_across_long_strided_rows_give_ndarrays_results_bit_for_bit() {
+    // Row after row, in order, as ndarray adds them; lanes long enough for
+    // every vector width and its tail.
+    let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 + 0.1);
+    let a = u.slice(s![1..39, ..51]);
+    let bits = |x: ArrayView<'_, f64, ndarray::Ix1>| x.iter().map(|v| v.to_bits()).collect::<std::vec::Vec<u64>>();
+    arena::scope(|s| {
+        assert_eq!(bits(sum_axis(s, &a, Axis(0)).view()), bits(a.sum_axis(Axis(0)).view()), "sum_axis");
+        let means = mean_axis(s, &a, Axis(0)).unwrap();
+        assert_eq!(bits(means.view()), bits(a.mean_axis(Axis(0)).unwrap().view()), "mean_axis");
+    });
+}
+
+#[test]
 fn binary_kernels_do_not_copy_strided_inputs() {
     // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
     // of either input would add as much again.
