@@ -1,5 +1,6 @@
-//! SIMD micro-kernels of the matrix product, behind a safe interface: the
-//! one place the kernels reach `std::arch`.
+//! SIMD micro-kernels of the matrix product, and [`with_widest_vectors`]
+//! for plain loops, behind a safe interface: the one place the kernels
+//! reach `std::arch`.
 //!
 //! A [`MicroKernel`] multiplies a packed micro-panel of `a` (`kc` steps of
 //! `mr` rows) by one of `b` (`kc` steps of `nr` columns) and adds the
