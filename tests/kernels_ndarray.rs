@@ -155,7 +155,7 @@ fn long_strided_lanes_give_ndarrays_results_bit_for_bit() {
     let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 - 2.0);
     let v = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 13 + j * 5) % 23) as f64 / 3.0 - 1.0);
     let (a, b) = (u.slice(s![1..39, ..51]), v.slice(s![2.., 2..]));
-    let bits = |x: ArrayView<'_, f64, Ix2>| x.iter().map(|v| v.to_bits()).collect::<std::vec::Vec<u64>>();
+    let bits = |x: ArrayView<'_, f64, Ix2>| x.mapv(f64::to_bits);
     arena::scope(|s| {
         assert_eq!(bits(div(s, &a, &b).view()), bits((&a / &b).view()), "div");
         assert_eq!(bits(sub(s, &a, &b).view()), bits((&a - &b).view()), "sub");
@@ -171,7 +171,7 @@ fn sums_across_long_strided_rows_give_ndarrays_results_bit_for_bit() {
     // every vector width and its tail.
     let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 + 0.1);
     let a = u.slice(s![1..39, ..51]);
-    let bits = |x: ArrayView<'_, f64, ndarray::Ix1>| x.iter().map(|v| v.to_bits()).collect::<std::vec::Vec<u64>>();
+    let bits = |x: ArrayView<'_, f64, ndarray::Ix1>| x.mapv(f64::to_bits);
     arena::scope(|s| {
         assert_eq!(bits(sum_axis(s, &a, Axis(0)).view()), bits(a.sum_axis(Axis(0)).view()), "sum_axis");
         let means = mean_axis(s, &a, Axis(0)).unwrap();
