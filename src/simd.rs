@@ -1,4 +1,4 @@
-//! SIMD micro-kernels of the matrix product, and [`with_widest_vectors`]
+//! SIMD micro-kernels of the matrix product, and [`with_wide_vectors`]
 //! for plain loops, behind a safe interface: the one place the kernels
 //! reach `std::arch`.
 //!
@@ -107,25 +107,25 @@ impl Ceiling {
     }
 }
 
-/// Runs `body` compiled for the widest vectors this CPU has within
-/// `ARENA_SIMD` (AVX-512F or AVX2 on x86-64; as it is elsewhere). `body`
+/// Runs `body` compiled for 256-bit vectors (AVX2) when this CPU has them
+/// and `ARENA_SIMD` allows (`avx2` or above; as it is elsewhere). `body`
 /// must be an `#[inline(always)]` closure: inlined into a function built
-/// for those instructions, its loops are vectorized for them.
+/// for AVX2, its loops are vectorized for it.
 ///
 /// The results are the same in every width: the compiler vectorizes only
 /// what it can without changing them (it never reorders floating-point
 /// arithmetic). The gain is in loops that compute more than they move,
-/// such as a division; a loop bound by memory runs as fast either way.
+/// such as a division. Not AVX-512: on the ndarray kernels' lane loops it
+/// was no faster alone and slower in chains of them (their lanes' tails
+/// are longer), and it lowers the clock of some CPUs.
+#[cfg(feature = "ndarray")]
 #[inline(always)]
-pub(crate) fn with_widest_vectors<R>(body: impl FnOnce() -> R) -> R {
+pub(crate) fn with_wide_vectors<R>(body: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    match x86::widest_vectors() {
-        // SAFETY: `widest_vectors` reports AVX-512 only if the CPU has
-        // AVX-512F, the feature `run_avx512` is compiled for.
-        Ceiling::Avx512 => return unsafe { x86::run_avx512(body) },
-        // SAFETY: as above, for AVX2 and `run_avx2`.
-        Ceiling::Avx2 => return unsafe { x86::run_avx2(body) },
-        Ceiling::Portable => {}
+    if x86::wide_vectors() {
+        // SAFETY: `wide_vectors` holds only if the CPU has AVX2, the
+        // feature `run_avx2` is compiled for.
+        return unsafe { x86::run_avx2(body) };
     }
     body()
 }
@@ -194,9 +194,6 @@ mod x86 {
     //! (AVX2: 6 rows, 12 of the 16 registers; AVX-512: 8 rows, 16 of 32,
     //! measured faster than 12 rows on small and edge-cut products).
 
-    use std::sync::OnceLock;
-
-    use super::Ceiling;
     use std::arch::x86_64::{
         _mm256_add_pd, _mm256_add_ps, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm256_loadu_pd, _mm256_loadu_ps,
         _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd, _mm256_setzero_ps, _mm256_storeu_pd, _mm256_storeu_ps,
@@ -219,37 +216,21 @@ mod x86 {
         std::arch::is_x86_feature_detected!("avx512f")
     }
 
-    /// The widest vectors [`with_widest_vectors`](super::with_widest_vectors)
-    /// may use: what this CPU has (AVX-512F, AVX2), within `ARENA_SIMD`.
-    /// Read once.
+    /// Whether [`with_wide_vectors`](super::with_wide_vectors) uses AVX2:
+    /// the CPU has it and `ARENA_SIMD` allows it. Read once.
+    #[cfg(feature = "ndarray")]
     #[inline(always)]
-    pub(super) fn widest_vectors() -> Ceiling {
-        static WIDEST: OnceLock<Ceiling> = OnceLock::new();
-        *WIDEST.get_or_init(|| {
-            let ceiling = Ceiling::from_env();
-            if ceiling >= Ceiling::Avx512 && std::arch::is_x86_feature_detected!("avx512f") {
-                Ceiling::Avx512
-            } else if ceiling >= Ceiling::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
-                Ceiling::Avx2
-            } else {
-                Ceiling::Portable
-            }
-        })
-    }
-
-    /// Runs `body`, inlined here, compiled for AVX-512F.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn run_avx512<R>(body: impl FnOnce() -> R) -> R {
-        body()
+    pub(super) fn wide_vectors() -> bool {
+        use super::Ceiling;
+        static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *WIDE.get_or_init(|| Ceiling::from_env() >= Ceiling::Avx2 && std::arch::is_x86_feature_detected!("avx2"))
     }
 
     /// Runs `body`, inlined here, compiled for AVX2.
     ///
     /// # Safety
     /// The CPU has AVX2.
+    #[cfg(feature = "ndarray")]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn run_avx2<R>(body: impl FnOnce() -> R) -> R {
         body()
@@ -360,6 +341,7 @@ mod tests {
 
     /// Quotients, sums and products of values across the whole range
     /// (subnormals, infinities, NaN, signed zeros), as raw bits.
+    #[cfg(feature = "ndarray")]
     fn arithmetic(x: &[f64], y: &[f64]) -> Vec<u64> {
         let mut out = Vec::with_capacity(3 * x.len());
         out.extend(x.iter().zip(y).map(|(&u, &v)| (u / v).to_bits()));
@@ -369,7 +351,8 @@ mod tests {
     }
 
     #[test]
-    fn every_vector_width_computes_the_same_bits() {
+    #[cfg(feature = "ndarray")]
+    fn wide_vectors_compute_the_same_bits() {
         let special = [0.0, -0.0, f64::MIN_POSITIVE / 3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MAX];
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
         let mut next = || {
@@ -383,33 +366,21 @@ mod tests {
         let y: Vec<f64> =
             (0..1003).map(|i| if i % 70 == 3 { special[i / 70 % special.len()] } else { next() }).collect();
         let expected = arithmetic(&x, &y);
-        let widest = super::with_widest_vectors(
+        let wide = super::with_wide_vectors(
             #[inline(always)]
             || arithmetic(&x, &y),
         );
-        assert!(widest == expected, "the widest vectors changed a result");
+        assert!(wide == expected, "wide vectors changed a result");
         #[cfg(target_arch = "x86_64")]
-        {
-            if super::x86::has_avx2_fma() {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                let avx2 = unsafe {
-                    super::x86::run_avx2(
-                        #[inline(always)]
-                        || arithmetic(&x, &y),
-                    )
-                };
-                assert!(avx2 == expected, "AVX2 changed a result");
-            }
-            if super::x86::has_avx512() {
-                // SAFETY: the CPU has AVX-512F (checked just above).
-                let avx512 = unsafe {
-                    super::x86::run_avx512(
-                        #[inline(always)]
-                        || arithmetic(&x, &y),
-                    )
-                };
-                assert!(avx512 == expected, "AVX-512 changed a result");
-            }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            let avx2 = unsafe {
+                super::x86::run_avx2(
+                    #[inline(always)]
+                    || arithmetic(&x, &y),
+                )
+            };
+            assert!(avx2 == expected, "AVX2 changed a result");
         }
     }
 

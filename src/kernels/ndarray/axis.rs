@@ -82,8 +82,8 @@ fn lane_sum<T: Element>(lane: ArrayView1<'_, T>) -> T {
 /// output is the sum of its lane, in eight running sums as ndarray adds
 /// them (pairwise, as [`sum`](crate::kernels::sum), for lanes of more than 4096
 /// elements); otherwise the output starts as the first subview along the
-/// axis, and each further subview is added to it in order (in the widest
-/// vectors the CPU has: the same results as ndarray's, faster).
+/// axis, and each further subview is added to it in order (in 256-bit
+/// vectors where the CPU has them: the same results as ndarray's, faster).
 ///
 /// ```
 /// use arena::kernels::ndarray::sum_axis;
@@ -138,7 +138,7 @@ where
     let sums = output_view(out, dim, false);
     // Each sum on its own, in order: the same results in any vector width.
     // (`sums` moves in and out: a local, not a capture, in the loop.)
-    crate::simd::with_widest_vectors(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         move || {
             let mut sums = sums;

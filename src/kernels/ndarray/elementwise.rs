@@ -84,7 +84,7 @@ fn push_binary_lane<X: Copy, Y: Copy, U>(
 
 /// `f` of each element of `x`, into a new array of `x`'s shape in `scope`,
 /// each element written once, in row-major order (column-major if `x` is),
-/// in the widest vectors the CPU has.
+/// in 256-bit vectors where the CPU has them.
 /// If `f` panics, the elements made so far are dropped.
 #[track_caller]
 fn map_lanes<'s, X, U, D>(
@@ -101,7 +101,7 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides()]);
     let x = if column_major { x.reversed_axes() } else { x };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    crate::simd::with_widest_vectors(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || {
             for lane in x.rows() {
@@ -113,8 +113,8 @@ where
 }
 
 /// `f` of each pair of elements of `x` and `y` (of one shape), into a new
-/// array of that shape in `scope`, as [`map_lanes`] (in the widest vectors
-/// the CPU has).
+/// array of that shape in `scope`, as [`map_lanes`] (in 256-bit vectors
+/// where the CPU has them).
 #[track_caller]
 fn zip_lanes<'s, X, Y, U, D>(
     kernel: &str,
@@ -132,7 +132,7 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides(), y.strides()]);
     let (x, y) = if column_major { (x.reversed_axes(), y.reversed_axes()) } else { (x, y) };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    crate::simd::with_widest_vectors(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || {
             for (x_lane, y_lane) in x.rows().into_iter().zip(y.rows()) {
@@ -280,13 +280,13 @@ fn whole_mut<'a, T, D: Dimension>(x: &'a mut ArrayViewMut<'_, T, D>) -> Option<(
 /// the memory when `out` is whole and `y` is whole in the same order (the
 /// slice kernels' loop, parallel when long) or one element repeated; else
 /// lane by lane along the axis `out` is contiguous in (as [`zip_lanes`]
-/// reads). In the widest vectors the CPU has.
+/// reads). In 256-bit vectors where the CPU has them.
 fn update_lanes<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     y: ArrayView<'_, T, D>,
     f: impl Fn(T, T) -> T + Sync,
 ) {
-    crate::simd::with_widest_vectors(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || update_lanes_here(out, y, f),
     );

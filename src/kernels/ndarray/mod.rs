@@ -55,10 +55,9 @@
 //! input that is not broadcast is column-major, as ndarray's own operators
 //! choose. Whole inputs in the output's layout run through the slice kernels
 //! (parallel from [`PARALLEL_THRESHOLD`](super::PARALLEL_THRESHOLD)
-//! elements); other layouts run on the calling thread, lane by lane, in the
-//! widest vector instructions the CPU has (AVX-512 or AVX2 on x86-64,
-//! capped by the `ARENA_SIMD` environment variable: `avx2` or `portable`),
-//! with the same results in every width.
+//! elements); other layouts run on the calling thread, lane by lane, in
+//! 256-bit vectors (AVX2) where the CPU has them, unless the `ARENA_SIMD`
+//! environment variable says `portable`, with the same results either way.
 
 mod axis;
 mod elementwise;
