@@ -14,7 +14,9 @@
 //! per round, so a slow period of the shared machine hits all of them), and
 //! the kernel's time over ndarray's operator and over the floor. A word
 //! after `--` keeps only the rows whose name contains it. The kernel
-//! column includes entering and leaving a scope on every call.
+//! column includes entering and leaving a scope on every call. ndarray is
+//! built for baseline x86-64; the kernels' lane loops use AVX2 where the
+//! CPU has it (`ARENA_SIMD=portable` keeps them at baseline too).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
-//! SIMD micro-kernels of the matrix product, behind a safe interface: the
-//! one place the kernels reach `std::arch`.
+//! SIMD micro-kernels of the matrix product, and [`with_wide_vectors`]
+//! for plain loops, behind a safe interface: the one place the kernels
+//! reach `std::arch`.
 //!
 //! A [`MicroKernel`] multiplies a packed micro-panel of `a` (`kc` steps of
 //! `mr` rows) by one of `b` (`kc` steps of `nr` columns) and adds the
@@ -106,6 +107,29 @@ impl Ceiling {
     }
 }
 
+/// Runs `body` compiled for 256-bit vectors (AVX2) when this CPU has them
+/// and `ARENA_SIMD` allows (`avx2` or above; as it is elsewhere). `body`
+/// must be an `#[inline(always)]` closure: inlined into a function built
+/// for AVX2, its loops are vectorized for it.
+///
+/// The results are the same in every width: the compiler vectorizes only
+/// what it can without changing them (it never reorders floating-point
+/// arithmetic). The gain is in loops that compute more than they move,
+/// such as a division. Not AVX-512: on the ndarray kernels' lane loops it
+/// was no faster alone and slower in chains of them (their lanes' tails
+/// are longer), and it lowers the clock of some CPUs.
+#[cfg(feature = "ndarray")]
+#[inline(always)]
+pub(crate) fn with_wide_vectors<R>(body: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if x86::wide_vectors() {
+        // SAFETY: `wide_vectors` holds only if the CPU has AVX2, the
+        // feature `run_avx2` is compiled for.
+        return unsafe { x86::run_avx2(body) };
+    }
+    body()
+}
+
 impl MicroKernel<f64> {
     /// The fastest `f64` kernel this CPU runs within `ARENA_SIMD`, if any.
     pub(crate) fn detect() -> Option<MicroKernel<f64>> {
@@ -190,6 +214,26 @@ mod x86 {
     /// Whether this CPU runs the AVX-512 kernels.
     pub(super) fn has_avx512() -> bool {
         std::arch::is_x86_feature_detected!("avx512f")
+    }
+
+    /// Whether [`with_wide_vectors`](super::with_wide_vectors) uses AVX2:
+    /// the CPU has it and `ARENA_SIMD` allows it. Read once.
+    #[cfg(feature = "ndarray")]
+    #[inline(always)]
+    pub(super) fn wide_vectors() -> bool {
+        use super::Ceiling;
+        static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *WIDE.get_or_init(|| Ceiling::from_env() >= Ceiling::Avx2 && std::arch::is_x86_feature_detected!("avx2"))
+    }
+
+    /// Runs `body`, inlined here, compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(feature = "ndarray")]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2<R>(body: impl FnOnce() -> R) -> R {
+        body()
     }
 
     /// Defines a tile kernel (see [`MicroKernel`](super::MicroKernel)) for
@@ -294,6 +338,51 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::{Ceiling, MicroKernel};
+
+    /// Quotients, sums and products of values across the whole range
+    /// (subnormals, infinities, NaN, signed zeros), as raw bits.
+    #[cfg(feature = "ndarray")]
+    fn arithmetic(x: &[f64], y: &[f64]) -> Vec<u64> {
+        let mut out = Vec::with_capacity(3 * x.len());
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u / v).to_bits()));
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u + v).to_bits()));
+        out.extend(x.iter().zip(y).map(|(&u, &v)| (u * v).to_bits()));
+        out
+    }
+
+    #[test]
+    #[cfg(feature = "ndarray")]
+    fn wide_vectors_compute_the_same_bits() {
+        let special = [0.0, -0.0, f64::MIN_POSITIVE / 3.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MAX];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            f64::from_bits(state)
+        };
+        let x: Vec<f64> =
+            (0..1003).map(|i| if i % 50 == 0 { special[i / 50 % special.len()] } else { next() }).collect();
+        let y: Vec<f64> =
+            (0..1003).map(|i| if i % 70 == 3 { special[i / 70 % special.len()] } else { next() }).collect();
+        let expected = arithmetic(&x, &y);
+        let wide = super::with_wide_vectors(
+            #[inline(always)]
+            || arithmetic(&x, &y),
+        );
+        assert!(wide == expected, "wide vectors changed a result");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            let avx2 = unsafe {
+                super::x86::run_avx2(
+                    #[inline(always)]
+                    || arithmetic(&x, &y),
+                )
+            };
+            assert!(avx2 == expected, "AVX2 changed a result");
+        }
+    }
 
     /// `out + a × b` by the definition, in the kernels' order of
     /// operations: the panel product fused step by step, then added.

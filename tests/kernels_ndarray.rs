@@ -149,6 +149,37 @@ fn binary_kernels_on_every_layout_equal_ndarrays_operators() {
 }
 
 #[test]
+fn long_strided_lanes_give_ndarrays_results_bit_for_bit() {
+    // Lanes long enough for every vector width and its tail; quotients
+    // that round, and zeros that make infinities and NaN.
+    let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 - 2.0);
+    let v = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 13 + j * 5) % 23) as f64 / 3.0 - 1.0);
+    let (a, b) = (u.slice(s![1..39, ..51]), v.slice(s![2.., 2..]));
+    let bits = |x: ArrayView<'_, f64, Ix2>| x.mapv(f64::to_bits);
+    arena::scope(|s| {
+        assert_eq!(bits(div(s, &a, &b).view()), bits((&a / &b).view()), "div");
+        assert_eq!(bits(sub(s, &a, &b).view()), bits((&a - &b).view()), "sub");
+        assert_eq!(bits(kernels::ndarray::mul(s, &a.t(), &b.t()).view()), bits((&a.t() * &b.t()).view()), "mul");
+        let over = div(s, add(s, &a, &b), &b); // in place, lane by lane
+        assert_eq!(bits(over.view()), bits((&(&a + &b) / &b).view()), "in place");
+    });
+}
+
+#[test]
+fn sums_across_long_strided_rows_give_ndarrays_results_bit_for_bit() {
+    // Row after row, in order, as ndarray adds them; lanes long enough for
+    // every vector width and its tail.
+    let u = Array2::from_shape_fn((40, 53), |(i, j)| ((i * 37 + j * 11) % 29) as f64 / 7.0 + 0.1);
+    let a = u.slice(s![1..39, ..51]);
+    let bits = |x: ArrayView<'_, f64, ndarray::Ix1>| x.mapv(f64::to_bits);
+    arena::scope(|s| {
+        assert_eq!(bits(sum_axis(s, &a, Axis(0)).view()), bits(a.sum_axis(Axis(0)).view()), "sum_axis");
+        let means = mean_axis(s, &a, Axis(0)).unwrap();
+        assert_eq!(bits(means.view()), bits(a.mean_axis(Axis(0)).unwrap().view()), "mean_axis");
+    });
+}
+
+#[test]
 fn binary_kernels_do_not_copy_strided_inputs() {
     // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
     // of either input would add as much again.
@@ -480,6 +511,36 @@ fn an_operand_given_by_value_takes_the_result_in_place() {
         assert_eq!(arena::stats().bytes_in_use, before, "no new array");
         assert_eq!(product, (&b / &(&(&a + &b) - &b)) * 2.0);
     });
+}
+
+#[test]
+fn an_operand_by_value_in_either_order_takes_every_layout_in_place() {
+    let (big, other) = (sample(), Array2::from_shape_fn((9, 12), |(i, j)| ((i * 5 + j) % 13) as f64 * 0.5 + 1.0));
+    for (a_name, a) in layouts(&big) {
+        for (b_name, b) in layouts(&other) {
+            for column_major in [false, true] {
+                arena::scope(|s| {
+                    let what = format!("{a_name} by value (column-major: {column_major}) and {b_name}");
+                    let mut out = if column_major {
+                        kernels::ndarray::zeros::<f64, _>(s, (6, 5).f())
+                    } else {
+                        kernels::ndarray::zeros::<f64, _>(s, (6, 5))
+                    };
+                    out.assign(&a);
+                    let at = out.as_ptr();
+                    let diff = sub(s, out, &b);
+                    assert_eq!(diff.as_ptr(), at, "{what}");
+                    assert_eq!(diff, &a - &b, "{what}");
+                    let quotient = div(s, &b, diff); // the second operand by value
+                    assert_eq!(quotient.as_ptr(), at, "{what}");
+                    assert_eq!(quotient, &b / &(&a - &b), "{what}");
+                    let scaled = kernels::ndarray::mul(s, quotient, &ndarray::arr0(2.0)); // one value repeated
+                    assert_eq!(scaled.as_ptr(), at, "{what}");
+                    assert_eq!(scaled, (&b / &(&a - &b)) * 2.0, "{what}");
+                });
+            }
+        }
+    }
 }
 
 #[test]

@@ -127,10 +127,10 @@ pub(crate) struct LargeOwner {
 /// The large blocks of one arena.
 ///
 /// Invariants: `live` holds the records of the blocks handed out and not
-/// released, in no particular order; each is valid, owned here and holds its
-/// block; `live_bytes` and `in_use` are their mapped and requested bytes.
-/// `spare` records are referenced by nothing. `serial` is the number of
-/// blocks handed out so far.
+/// released, in the order they were handed out (ascending serial numbers);
+/// each is valid, owned here and holds its block; `live_bytes` and `in_use`
+/// are their mapped and requested bytes. `spare` records are referenced by
+/// nothing. `serial` is the number of blocks handed out so far.
 pub(super) struct LargeBlocks {
     live: Vec<NonNull<LargeRecord>>,
     spare: Vec<NonNull<LargeRecord>>,
@@ -308,9 +308,11 @@ impl LargeBlocks {
     }
 
     /// Takes the live record at `index` out of the live list (its record
-    /// becomes spare) and returns its block and requested bytes.
+    /// becomes spare) and returns its block and requested bytes. The other
+    /// records keep their order (a scope holds few large blocks, so the
+    /// shift is short).
     pub(super) fn remove(&mut self, index: usize) -> (LargeBlock, usize) {
-        let record = self.live.swap_remove(index);
+        let record = self.live.remove(index);
         self.spare.push(record);
         // SAFETY: live records are valid; `block` is touched only on this (the
         // owner) thread, and no other reference to it is live.
@@ -321,15 +323,20 @@ impl LargeBlocks {
         (block, requested)
     }
 
-    /// The first live record from index `from` on for which
-    /// `pick(serial, depth, released)` holds.
-    pub(super) fn position(&self, from: usize, pick: impl Fn(u64, usize, bool) -> bool) -> Option<usize> {
-        let found = self.live.get(from..)?.iter().position(|record| {
+    /// The index of the last live record before index `before` (the newest
+    /// of them) for which `pick(serial, depth, released)` holds.
+    pub(super) fn last_before(&self, before: usize, pick: impl Fn(u64, usize, bool) -> bool) -> Option<usize> {
+        self.live.get(..before)?.iter().rposition(|record| {
             // SAFETY: live records are valid, and their plain fields read-only.
             let record = unsafe { record.as_ref() };
             pick(record.serial, record.depth, record.released.is_released())
-        });
-        found.map(|offset| from + offset)
+        })
+    }
+
+    /// How many blocks are live.
+    #[inline(always)]
+    pub(super) fn live_count(&self) -> usize {
+        self.live.len()
     }
 
     /// The index of the live record whose block starts at `ptr` and belongs
@@ -362,6 +369,7 @@ impl LargeBlocks {
     /// Checks the live records against the counts, and the cache.
     pub(super) fn check_invariants(&self) -> Result<(), String> {
         let (mut mapped, mut requested) = (0, 0);
+        let mut previous_serial = None;
         for record in &self.live {
             // SAFETY: live records are valid; `block` is read on the owner thread.
             let (record, block) = unsafe { (record.as_ref(), &*record.as_ref().block.get()) };
@@ -369,6 +377,10 @@ impl LargeBlocks {
             if record.serial >= self.serial || record.requested > block.len() {
                 return Err(format!("large record {} of {} bytes is inconsistent", record.serial, record.requested));
             }
+            if previous_serial.is_some_and(|previous| previous >= record.serial) {
+                return Err(format!("large record {} is out of the order blocks were handed out in", record.serial));
+            }
+            previous_serial = Some(record.serial);
             mapped += block.len();
             requested += record.requested;
         }

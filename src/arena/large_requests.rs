@@ -51,12 +51,17 @@ impl Arena {
     }
 
     /// Releases every live block for which `pick(serial, depth, released)`
-    /// holds, in one pass (a release moves the last record into its place).
+    /// holds, in one pass, newest first. The cache hands a size class's
+    /// blocks out last released first, so a scope that makes the same large
+    /// requests as the one before gets the same blocks in the same order, as
+    /// a loop body gets them from the system allocator: a chain of in-place
+    /// operations, whose result is the first array it made and the last it
+    /// wrote, starts the next iteration on memory still in the CPU's caches.
     fn release_large_where(&mut self, pick: impl Fn(u64, usize, bool) -> bool) {
-        let mut from = 0;
-        while let Some(index) = self.large.position(from, &pick) {
+        let mut before = self.large.live_count();
+        while let Some(index) = self.large.last_before(before, &pick) {
             self.release_large(index);
-            from = index;
+            before = index;
         }
     }
 

@@ -46,6 +46,17 @@ fn released_blocks_are_reused_without_a_new_mapping() {
 }
 
 #[test]
+fn a_repeated_scope_gets_its_blocks_back_in_the_order_it_took_them() {
+    isolated();
+    // Slices of the scope's memory: their blocks stay until the scope exits.
+    let blocks = || arena::scope(|s| [1, 2, 3].map(|_| s.zeroed::<f64>(MIB).into_slice().as_ptr().addr()));
+    let first = blocks();
+    for _ in 0..3 {
+        assert_eq!(blocks(), first);
+    }
+}
+
+#[test]
 fn reused_block_is_zeroed_again() {
     isolated();
     arena::scope(|s| s.filled(2 * MIB, 0xEE_u8).len());

@@ -83,7 +83,8 @@ fn push_binary_lane<X: Copy, Y: Copy, U>(
 }
 
 /// `f` of each element of `x`, into a new array of `x`'s shape in `scope`,
-/// each element written once, in row-major order (column-major if `x` is).
+/// each element written once, in row-major order (column-major if `x` is),
+/// in 256-bit vectors where the CPU has them.
 /// If `f` panics, the elements made so far are dropped.
 #[track_caller]
 fn map_lanes<'s, X, U, D>(
@@ -100,14 +101,20 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides()]);
     let x = if column_major { x.reversed_axes() } else { x };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    for lane in x.rows() {
-        push_unary_lane(&mut out, lane, f);
-    }
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || {
+            for lane in x.rows() {
+                push_unary_lane(&mut out, lane, f);
+            }
+        },
+    );
     output_view(out, dim, column_major)
 }
 
 /// `f` of each pair of elements of `x` and `y` (of one shape), into a new
-/// array of that shape in `scope`, as [`map_lanes`].
+/// array of that shape in `scope`, as [`map_lanes`] (in 256-bit vectors
+/// where the CPU has them).
 #[track_caller]
 fn zip_lanes<'s, X, Y, U, D>(
     kernel: &str,
@@ -125,9 +132,14 @@ where
     let column_major = prefers_column_major(dim.slice(), &[x.strides(), y.strides()]);
     let (x, y) = if column_major { (x.reversed_axes(), y.reversed_axes()) } else { (x, y) };
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
-    for (x_lane, y_lane) in x.rows().into_iter().zip(y.rows()) {
-        push_binary_lane(&mut out, x_lane, y_lane, f);
-    }
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || {
+            for (x_lane, y_lane) in x.rows().into_iter().zip(y.rows()) {
+                push_binary_lane(&mut out, x_lane, y_lane, f);
+            }
+        },
+    );
     output_view(out, dim, column_major)
 }
 
@@ -255,13 +267,52 @@ fn broadcast_to<'a, T, D: Dimension, E: Dimension>(x: &'a ArrayView<'_, T, D>, d
     }
 }
 
-/// `out[i] = f(out[i], y[i])` for arrays of one shape, lane by lane along
-/// the axis `out` is contiguous in (as [`zip_lanes`] reads).
-fn update_lanes<T: Copy, D: Dimension>(
+/// The elements of `x` as one slice, as [`whole`] gives them.
+fn whole_mut<'a, T, D: Dimension>(x: &'a mut ArrayViewMut<'_, T, D>) -> Option<(&'a mut [T], bool)> {
+    if x.is_standard_layout() {
+        x.as_slice_mut().map(|elements| (elements, false))
+    } else {
+        x.view_mut().reversed_axes().into_slice().map(|elements| (elements, true))
+    }
+}
+
+/// `out[i] = f(out[i], y[i])` for arrays of one shape: in one pass over
+/// the memory when `out` is whole and `y` is whole in the same order (the
+/// slice kernels' loop, parallel when long) or one element repeated; else
+/// lane by lane along the axis `out` is contiguous in (as [`zip_lanes`]
+/// reads). In 256-bit vectors where the CPU has them.
+fn update_lanes<T: Element, D: Dimension>(
     out: &mut ArrayViewMut<'_, T, D>,
     y: ArrayView<'_, T, D>,
-    f: impl Fn(T, T) -> T,
+    f: impl Fn(T, T) -> T + Sync,
 ) {
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || update_lanes_here(out, y, f),
+    );
+}
+
+/// [`update_lanes`] in the instructions the caller was compiled for.
+#[inline(always)]
+fn update_lanes_here<T: Element, D: Dimension>(
+    out: &mut ArrayViewMut<'_, T, D>,
+    y: ArrayView<'_, T, D>,
+    f: impl Fn(T, T) -> T + Sync,
+) {
+    if let Some((elements, column_major)) = whole_mut(out) {
+        match whole(&y) {
+            Some((ys, y_column_major)) if y_column_major == column_major => {
+                return crate::kernels::parallel::update_binary(elements, ys, &f);
+            }
+            _ if y.strides().iter().all(|&stride| stride == 0) => {
+                if let Some(&v) = y.first() {
+                    elements.iter_mut().for_each(|x| *x = f(*x, v));
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
     let column_major = prefers_column_major(out.shape(), &[out.strides()]);
     let (mut out, y) =
         if column_major { (out.view_mut().reversed_axes(), y.reversed_axes()) } else { (out.view_mut(), y) };
@@ -286,7 +337,7 @@ fn binary<'x, 's, T, A, B>(
     a: A,
     b: B,
     flat: impl FnOnce(&[T], &[T]) -> Vec<T, &'x Scope<'s>>,
-    op: impl Fn(T, T) -> T,
+    op: impl Fn(T, T) -> T + Sync,
 ) -> ArrayViewMut<'s, T, <A::Dim as DimMax<B::Dim>>::Output>
 where
     T: Element,

@@ -55,7 +55,9 @@
 //! input that is not broadcast is column-major, as ndarray's own operators
 //! choose. Whole inputs in the output's layout run through the slice kernels
 //! (parallel from [`PARALLEL_THRESHOLD`](super::PARALLEL_THRESHOLD)
-//! elements); other layouts run on the calling thread.
+//! elements); other layouts run on the calling thread, lane by lane, in
+//! 256-bit vectors (AVX2) where the CPU has them, unless the `ARENA_SIMD`
+//! environment variable says `portable`, with the same results either way.
 
 mod axis;
 mod elementwise;
