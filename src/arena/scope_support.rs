@@ -18,25 +18,14 @@ impl Arena {
 
     /// Opens a scope: returns where it starts, with its depth.
     ///
-    /// `expected` is the depth the caller expects the arena to be at (the
-    /// parent scope's, or 0 for an outermost scope). When it is right, the
-    /// new depth comes from `expected`, which is in a register, and the load
-    /// of the depth only feeds a predicted branch: a loop of child scopes
-    /// then does not wait, at each entry, for the previous exit's decrement.
-    /// (For the constant 0 the compiler folds the guess back into the loaded
-    /// depth, which is then on the chain again, behind the bump pointer's
-    /// longer one.) When the guess is wrong, the loaded depth is used;
-    /// nothing but speed depends on it.
-    ///
     /// The increment needs no overflow check: every open scope holds a frame
     /// on this thread's stack, so fewer than `usize::MAX` scopes can be open.
-    /// Opening a scope writes no counter, for the same reason as the guess:
-    /// an increment is a load of what the previous scope stored.
+    /// Opening a scope writes no counter: an increment is a load of what the
+    /// previous scope stored, on the path of every scope cycle.
     #[inline(always)]
-    pub(crate) fn enter_scope(&mut self, expected: usize) -> ScopeFloor {
-        let depth = if self.depth == expected { expected } else { self.depth } + 1;
-        self.depth = depth;
-        ScopeFloor { used: self.slabs.bytes_in_use(), depth }
+    pub(crate) fn enter_scope(&mut self) -> ScopeFloor {
+        self.depth += 1;
+        ScopeFloor { used: self.slabs.bytes_in_use(), depth: self.depth }
     }
 
     /// Closes the innermost scope, whose floor is `floor`, if nothing but

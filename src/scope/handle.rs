@@ -12,20 +12,14 @@ use crate::error::Failure;
 use crate::sync::BusyGuard;
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.
-/// `expected_depth` is the arena's depth the caller expects (see
-/// `Arena::enter_scope`): the opener's depth for a child scope, 0 otherwise.
 ///
 /// # Safety
 /// `arena` is valid for the whole call and is accessed, for that time, only
 /// through the `Scope` handles that this function and its children create.
 #[inline(always)]
-pub(super) unsafe fn run_scope<R>(
-    arena: NonNull<Arena>,
-    expected_depth: usize,
-    f: impl for<'s> FnOnce(&'s Scope<'s>) -> R,
-) -> R {
+pub(super) unsafe fn run_scope<R>(arena: NonNull<Arena>, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: `arena` is valid and not otherwise borrowed (this function's contract).
-    let floor = unsafe { (*arena.as_ptr()).enter_scope(expected_depth) };
+    let floor = unsafe { (*arena.as_ptr()).enter_scope() };
     // The scope is its own exit guard while `f` unwinds: one value serves
     // both, so entering a scope stores its three words once (the unwinding
     // edge needs the guard in memory anyway).
@@ -191,11 +185,9 @@ impl<'s> Scope<'s> {
     /// ```
     #[inline(always)]
     pub fn scope<R>(&self, f: impl for<'c> FnOnce(&'c Scope<'c>) -> R) -> R {
-        // The depth guess: the arena is at this scope's depth unless a child of
-        // it is open.
         // SAFETY: `self.open.arena` is valid for `'s`, which covers this call, and is
         // used only through scope handles on this thread.
-        unsafe { run_scope(self.open.arena.0, self.depth(), f) }
+        unsafe { run_scope(self.open.arena.0, f) }
     }
 
     /// This handle, borrowed for the scope's whole life: what a container

@@ -136,11 +136,10 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     match thread_arena() {
-        // The depth guess is 0, a scope opened outside any other (see `enter_scope`).
         // SAFETY: `arena` is this thread's arena, alive for the whole call
         // (its destructor cannot start while this thread runs `f`), and only
         // reached through `Scope` handles of this thread, one operation at a time.
-        Some(arena) => unsafe { run_scope(arena, 0, f) },
+        Some(arena) => unsafe { run_scope(arena, f) },
         None => scope_on_fallback(f),
     }
 }
@@ -169,10 +168,9 @@ impl Arena {
     /// ```
     #[inline]
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-        // The depth guess is 0: a scope open on this arena would hold its borrow.
         // SAFETY: `&mut self` is exclusive for the whole call, so the arena is
         // reached only through the handles `run_scope` creates.
-        unsafe { run_scope(NonNull::from(self), 0, f) }
+        unsafe { run_scope(NonNull::from(self), f) }
     }
 }
 
