@@ -203,7 +203,7 @@ impl<'s> Scope<'s> {
                 return ScopedArray::from_raw_parts(ptr, len, None);
             }
         }
-        self.unwrap_array::<T, _>(self.try_zeroed(len), len)
+        zeroed_cold(self.by_value(), len)
     }
 
     /// An array of `len` clones of `value`.
@@ -699,5 +699,30 @@ impl<T> Drop for Collected<T> {
 fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: usize, done: usize) {
     if let (Ok(made), Ok(kept)) = (Layout::array::<T>(len), Layout::array::<T>(done)) {
         scope.resize_in_place(floor, ptr.cast(), made, kept);
+    }
+}
+
+/// [`Scope::zeroed`] where the bump fast path cannot serve it: a large
+/// block, a new slab, a side chunk, or the panic that names why the memory
+/// cannot be had. Out of line, and given the scope by value, so that what
+/// the caller inlines is the fast path alone.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn zeroed_cold<'s, T: Zeroable>(scope: ScopeRef, len: usize) -> ScopedArray<'s, T> {
+    let memory = if size_of::<T>() == 0 {
+        Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None })
+    } else {
+        Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_block(layout))
+    };
+    let Ok(memory) = memory else { array_failed::<T>(scope, len) };
+    let ptr = memory.ptr.cast::<T>();
+    // SAFETY: as in `Scope::try_zeroed`: the block holds `len` elements, all
+    // zero once written (or already, for a fresh mapping), a valid `T`.
+    unsafe {
+        if !memory.reads_as_zero() {
+            ptr.as_ptr().write_bytes(0, len);
+        }
+        ScopedArray::from_raw_parts(ptr, len, memory.large)
     }
 }
