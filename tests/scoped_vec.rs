@@ -509,6 +509,9 @@ fn an_outer_vector_grows_inside_a_child_scope_without_touching_it() {
 
 #[test]
 fn shrink_to_fit_gives_back_the_tail_of_the_newest_block_and_leaves_others() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        return eprintln!("skipped under ARENA_DEBUG=bypass: no block is the top of a bump region");
+    }
     arena::scope(|s| {
         let mut v = s.vec_with_capacity::<u32>(64);
         v.extend(0..10);

@@ -315,7 +315,8 @@ impl Arena {
             return self.bypass_alloc(layout, self.depth);
         }
         // A fresh slab starts page-aligned, so `size` bytes fit at its start;
-        // the tail left in the current slab stays counted as in use.
+        // the tail left in the current slab is not counted as in use (the
+        // count goes on from where the pointer left the slab).
         if !self.slabs.advance_to_retained(layout.size()) {
             let slab = self.new_slab(layout.size())?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);

@@ -241,7 +241,8 @@ impl SlabChain {
         self.origin = self.ptr.addr();
     }
 
-    /// Bytes handed out from the slabs, padding and abandoned slab tails included.
+    /// Bytes handed out from the slabs, alignment padding included (the
+    /// unused tail of a slab the pointer left is not).
     #[inline(always)]
     pub(super) fn bytes_in_use(&self) -> usize {
         self.ptr.addr().wrapping_sub(self.origin)
