@@ -203,7 +203,11 @@ impl<'s> Scope<'s> {
                 return ScopedArray::from_raw_parts(ptr, len, None);
             }
         }
-        zeroed_cold(self.by_value(), len)
+        let memory = zeroed_cold::<T>(self.by_value(), len);
+        // SAFETY: the block holds `len` elements, all zero (`zeroed_cold`), a
+        // valid `T` (`Zeroable`); it stays allocated for `'s` or until the
+        // array releases its large block.
+        unsafe { ScopedArray::from_raw_parts(memory.ptr.cast(), len, memory.large) }
     }
 
     /// An array of `len` clones of `value`.
@@ -702,27 +706,24 @@ fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: us
     }
 }
 
-/// [`Scope::zeroed`] where the bump fast path cannot serve it: a large
-/// block, a new slab, a side chunk, or the panic that names why the memory
-/// cannot be had. Out of line, and given the scope by value, so that what
-/// the caller inlines is the fast path alone.
+/// [`Scope::zeroed`]'s memory where the bump fast path cannot serve it,
+/// zeroed: a large block, a new slab, a side chunk, or the panic that names
+/// why the memory cannot be had. Out of line, given the scope by value, and
+/// returning two words (in registers, where an array of three would come
+/// back through memory), so that what the caller inlines is the fast path.
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn zeroed_cold<'s, T: Zeroable>(scope: ScopeRef, len: usize) -> ScopedArray<'s, T> {
+fn zeroed_cold<T: Zeroable>(scope: ScopeRef, len: usize) -> Allocation {
     let memory = if size_of::<T>() == 0 {
         Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None })
     } else {
         Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_block(layout))
     };
     let Ok(memory) = memory else { array_failed::<T>(scope, len) };
-    let ptr = memory.ptr.cast::<T>();
-    // SAFETY: as in `Scope::try_zeroed`: the block holds `len` elements, all
-    // zero once written (or already, for a fresh mapping), a valid `T`.
-    unsafe {
-        if !memory.reads_as_zero() {
-            ptr.as_ptr().write_bytes(0, len);
-        }
-        ScopedArray::from_raw_parts(ptr, len, memory.large)
+    if !memory.reads_as_zero() {
+        // SAFETY: the block is fresh and holds `len` elements of `T`.
+        unsafe { memory.ptr.cast::<T>().as_ptr().write_bytes(0, len) };
     }
+    memory
 }
