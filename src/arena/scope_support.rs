@@ -49,11 +49,12 @@ impl Arena {
         // instructions than testing whether the scope bumped.
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(floor.used);
-        // The arena is at the scope's depth (its children have closed): a
-        // decrement in place keeps no copy of the depth live across the
-        // scope's closure.
+        // The arena is at the scope's depth (its children have closed).
+        // Stored from the depth this frame holds, not decremented in place:
+        // the next scope's entry then waits for one store, not for a load,
+        // a decrement and a store.
         debug_assert_eq!(self.depth, floor.depth, "a child scope is still open");
-        self.depth -= 1;
+        self.depth = floor.depth - 1;
         true
     }
 
