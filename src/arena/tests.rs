@@ -212,7 +212,7 @@ fn arena_threshold() -> usize {
 
 /// Many live arrays larger than the first slab: each oversized request moves
 /// the geometric sequence along, so the first pass needs a handful of slabs,
-/// not one per array (24 before this rule).
+/// not one per array.
 #[test]
 fn oversized_requests_advance_the_slab_sequence() {
     if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {

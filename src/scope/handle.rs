@@ -62,9 +62,9 @@ struct OpenScope {
 impl Drop for OpenScope {
     /// Runs only while the scope's closure unwinds (`run_scope` closes the
     /// scope itself on return), and takes the full exit: it needs nothing
-    /// the fast exit tests, so the scope stores nothing for it. Inlined, so that the unwinding edge
-    /// passes the scope's fields rather than its address, and a scope whose
-    /// closure is inlined need not exist in memory.
+    /// the fast exit tests, so the scope stores nothing for it. Inlined, so
+    /// that the unwinding edge passes the scope's fields rather than its
+    /// address, and a scope whose closure is inlined need not exist in memory.
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: the scope's closure has unwound, so every value with its
