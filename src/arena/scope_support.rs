@@ -118,10 +118,7 @@ impl Arena {
         new_size: usize,
         floor: usize,
     ) -> bool {
-        if old_size == 0
-            || new_size >= self.config.large_threshold_bytes
-            || !self.slabs.is_top_above(ptr, old_size, floor)
-        {
+        if !self.is_resizable_top(ptr, old_size, new_size, floor) {
             return false;
         }
         if new_size < old_size {
@@ -145,10 +142,16 @@ impl Arena {
         floor: usize,
     ) -> bool {
         debug_assert!(new_size >= old_size, "not a growth");
-        old_size != 0
-            && new_size < self.config.large_threshold_bytes
-            && self.slabs.is_top_above(ptr, old_size, floor)
-            && self.slabs.set_top_end(ptr, new_size)
+        self.is_resizable_top(ptr, old_size, new_size, floor) && self.slabs.set_top_end(ptr, new_size)
+    }
+
+    /// Whether the `old_size` bytes at `ptr` are the most recent allocation
+    /// at or above `floor` and may become `new_size` bytes where they are:
+    /// not a zero-size block (a dangling pointer, never a block), and not
+    /// growing to the large threshold or beyond.
+    #[inline(always)]
+    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, new_size: usize, floor: usize) -> bool {
+        old_size != 0 && new_size < self.config.large_threshold_bytes && self.slabs.is_top_above(ptr, old_size, floor)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
