@@ -1,11 +1,10 @@
 //! `ScopedArrayIntoIter`: the elements of a [`ScopedArray`] by value.
 
 use std::fmt;
-use std::iter::FusedIterator;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use super::remaining::Remaining;
+use super::remaining::{Remaining, iterate_remaining};
 use super::scoped_array::drop_elements_then_release;
 use crate::arena::LargeHandle;
 
@@ -75,29 +74,7 @@ impl<T> ScopedArrayIntoIter<'_, T> {
     }
 }
 
-impl<T> Iterator for ScopedArrayIntoIter<'_, T> {
-    type Item = T;
-
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        self.rest.take_front()
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.rest.len(), Some(self.rest.len()))
-    }
-}
-
-impl<T> DoubleEndedIterator for ScopedArrayIntoIter<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<T> {
-        self.rest.take_back()
-    }
-}
-
-impl<T> ExactSizeIterator for ScopedArrayIntoIter<'_, T> {}
-impl<T> FusedIterator for ScopedArrayIntoIter<'_, T> {}
+iterate_remaining!(ScopedArrayIntoIter);
 
 impl<T> Drop for ScopedArrayIntoIter<'_, T> {
     fn drop(&mut self) {

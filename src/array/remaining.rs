@@ -94,3 +94,36 @@ impl<T> Remaining<T> {
         rest
     }
 }
+
+/// The by-value iterator traits for `$ty<'_, T>`, whose field `rest` is a
+/// [`Remaining`]: the elements come out of `rest`, from either end.
+macro_rules! iterate_remaining {
+    ($ty:ident) => {
+        impl<T> Iterator for $ty<'_, T> {
+            type Item = T;
+
+            #[inline]
+            fn next(&mut self) -> Option<T> {
+                self.rest.take_front()
+            }
+
+            #[inline]
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.rest.len(), Some(self.rest.len()))
+            }
+        }
+
+        impl<T> DoubleEndedIterator for $ty<'_, T> {
+            #[inline]
+            fn next_back(&mut self) -> Option<T> {
+                self.rest.take_back()
+            }
+        }
+
+        impl<T> ExactSizeIterator for $ty<'_, T> {}
+
+        impl<T> std::iter::FusedIterator for $ty<'_, T> {}
+    };
+}
+
+pub(crate) use iterate_remaining;

@@ -547,6 +547,24 @@ fn grown<T>(
     Ok((block.cast(), new_cap))
 }
 
+/// Gives a vector's buffer of `cap` slots at `ptr` back to `scope` (none
+/// for a capacity of 0 or zero-sized elements).
+///
+/// # Safety
+/// `ptr` is a vector's buffer of `cap` slots that `scope` handed out (the
+/// fields of [`ScopedVec`]), and nothing uses it after this call.
+#[inline(always)]
+pub(super) unsafe fn release_buffer<T>(scope: &Scope<'_>, ptr: NonNull<T>, cap: usize) {
+    if cap != 0 && size_of::<T>() != 0 {
+        // SAFETY: the buffer was allocated for `cap` elements, so
+        // `cap * size_of::<T>()` is a valid layout size (contract).
+        let layout = unsafe { Layout::from_size_align_unchecked(cap * size_of::<T>(), align_of::<T>()) };
+        // SAFETY: the block came from `scope` for `layout` and is not used
+        // again (contract).
+        unsafe { scope.deallocate(ptr.cast(), layout) };
+    }
+}
+
 /// The buffer of [`ScopedVec::with_capacity_in`] when the bump fast path
 /// cannot serve it: the scope's full allocation path, or the panic that
 /// names why it failed.
@@ -621,14 +639,9 @@ impl<T> ScopedVec<'_, T> {
     /// top block; otherwise it stays until the scope exits).
     #[inline(always)]
     fn release_buffer(&mut self) {
-        if self.cap != 0 && size_of::<T>() != 0 {
-            // SAFETY: the buffer was allocated for `cap` elements, so
-            // `cap * size_of::<T>()` is a valid layout size (field invariant).
-            let layout = unsafe { Layout::from_size_align_unchecked(self.cap * size_of::<T>(), align_of::<T>()) };
-            // SAFETY: the block came from `scope` for `layout` (field
-            // invariant) and the vector is being dropped: nothing uses it after.
-            unsafe { self.scope.deallocate(self.ptr.0.cast(), layout) };
-        }
+        // SAFETY: the buffer came from `scope` for `cap` elements (field
+        // invariant) and the vector is being dropped: nothing uses it after.
+        unsafe { release_buffer(self.scope, self.ptr.0, self.cap) }
     }
 
     /// The drop of a vector whose elements need dropping: the elements,

@@ -4,16 +4,13 @@
 //! Both keep the elements not yet yielded as a [`Remaining`] range.
 
 use std::fmt;
-use std::iter::FusedIterator;
 use std::mem::ManuallyDrop;
 use std::ops::RangeBounds;
 use std::ptr::{self, NonNull};
 
-use allocator_api2::alloc::Allocator;
-
 use super::edit::checked_range;
-use super::{ElementPtr, ScopedVec};
-use crate::array::remaining::Remaining;
+use super::{ElementPtr, ScopedVec, release_buffer};
+use crate::array::remaining::{Remaining, iterate_remaining};
 use crate::scope::Scope;
 
 /// The elements of a [`ScopedVec`], moved out one by one (`for x in vec`,
@@ -86,30 +83,7 @@ impl<T> ScopedVecIntoIter<'_, T> {
     }
 }
 
-impl<T> Iterator for ScopedVecIntoIter<'_, T> {
-    type Item = T;
-
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        self.rest.take_front()
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.rest.len(), Some(self.rest.len()))
-    }
-}
-
-impl<T> DoubleEndedIterator for ScopedVecIntoIter<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<T> {
-        self.rest.take_back()
-    }
-}
-
-impl<T> ExactSizeIterator for ScopedVecIntoIter<'_, T> {}
-
-impl<T> FusedIterator for ScopedVecIntoIter<'_, T> {}
+iterate_remaining!(ScopedVecIntoIter);
 
 impl<T> Drop for ScopedVecIntoIter<'_, T> {
     fn drop(&mut self) {
@@ -118,12 +92,9 @@ impl<T> Drop for ScopedVecIntoIter<'_, T> {
         impl<T> Drop for ReleaseBuffer<'_, '_, T> {
             fn drop(&mut self) {
                 let it = &mut *self.0;
-                if it.cap != 0 && size_of::<T>() != 0 {
-                    let layout = std::alloc::Layout::array::<T>(it.cap).expect("a buffer's layout fits");
-                    // SAFETY: the buffer came from `scope` for `layout` (the
-                    // vector's field invariant) and nothing uses it after.
-                    unsafe { it.scope.deallocate(it.buffer.0.cast(), layout) };
-                }
+                // SAFETY: the vector's buffer, taken over with its fields,
+                // and nothing uses it after.
+                unsafe { release_buffer(it.scope, it.buffer.0, it.cap) };
             }
         }
         let guard = ReleaseBuffer(self);
@@ -224,30 +195,7 @@ impl<T> ScopedVecDrain<'_, T> {
     }
 }
 
-impl<T> Iterator for ScopedVecDrain<'_, T> {
-    type Item = T;
-
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        self.rest.take_front()
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.rest.len(), Some(self.rest.len()))
-    }
-}
-
-impl<T> DoubleEndedIterator for ScopedVecDrain<'_, T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<T> {
-        self.rest.take_back()
-    }
-}
-
-impl<T> ExactSizeIterator for ScopedVecDrain<'_, T> {}
-
-impl<T> FusedIterator for ScopedVecDrain<'_, T> {}
+iterate_remaining!(ScopedVecDrain);
 
 impl<T> Drop for ScopedVecDrain<'_, T> {
     fn drop(&mut self) {
