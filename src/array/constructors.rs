@@ -718,7 +718,8 @@ fn zeroed_cold<T: Zeroable>(scope: ScopeRef, len: usize) -> Allocation {
     let memory = if size_of::<T>() == 0 {
         Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None })
     } else {
-        Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_block(layout))
+        // `Scope::zeroed` has just tried the bump.
+        Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_cold(layout))
     };
     let Ok(memory) = memory else { array_failed::<T>(scope, len) };
     if !memory.reads_as_zero() {

@@ -572,9 +572,11 @@ pub(super) unsafe fn release_buffer<T>(scope: &Scope<'_>, ptr: NonNull<T>, cap: 
 #[inline(never)]
 #[track_caller]
 fn buffer_or_panic<T>(scope: &Scope<'_>, capacity: usize) -> NonNull<T> {
-    let block = Layout::array::<T>(capacity).map_err(|_| AllocError).and_then(|layout| scope.alloc(layout));
+    // The caller has just tried the bump.
+    let block =
+        Layout::array::<T>(capacity).map_err(|_| AllocError).and_then(|layout| scope.by_value().alloc_cold(layout));
     match block {
-        Ok(ptr) => ptr.cast(),
+        Ok(block) => block.ptr.cast(),
         Err(_) => scope.array_failed::<T>(capacity),
     }
 }

@@ -406,10 +406,11 @@ impl ScopeRef {
 
     /// Every allocation the bump fast path does not serve: a large block (or
     /// a refusal), a new slab, a side chunk of a scope that is not the
-    /// innermost one, a bypass-mode block.
+    /// innermost one, a bypass-mode block. For a caller whose own bump
+    /// attempt failed just before (nothing can have changed since).
     #[cold]
     #[inline(never)]
-    fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
+    pub(crate) fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
         let _busy = BusyGuard::raise();
         crate::process::forget_refusal();
         let made = self.alloc_cold_busy(layout);
