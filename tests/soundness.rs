@@ -315,6 +315,38 @@ fn an_overlong_iterator_that_panics_drops_every_item_it_made_once() {
     }
 }
 
+/// An iterator that yields far more than it announced, collected by
+/// `from_iter` or `try_from_iter`: its buffer grows in place while it is the
+/// scope's top block, so the bytes in use stay those of the last buffer.
+#[test]
+fn an_overlong_iterator_grows_its_buffer_in_place() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        return eprintln!("skipped under ARENA_DEBUG=bypass: every block is a system allocation of its own");
+    }
+    let items = || (0..1000_u64).map(|i| i * 3).collect::<Vec<_>>();
+    struct Claims<I>(I, usize);
+    impl<I: Iterator> Iterator for Claims<I> {
+        type Item = I::Item;
+        fn next(&mut self) -> Option<I::Item> {
+            self.1 = self.1.saturating_sub(1);
+            self.0.next()
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            (self.1, Some(self.1))
+        }
+    }
+    for fallible in [false, true] {
+        arena::scope(|s| {
+            let claims = Claims(items().into_iter(), 1);
+            let array = if fallible { s.try_from_iter(claims).unwrap() } else { s.from_iter(claims) };
+            assert_eq!(array[..], items()[..]);
+            // Doubling from one slot to 1024 by moving would leave every
+            // smaller buffer behind (about twice the bytes).
+            assert!(arena::stats().bytes_in_use <= 1024 * 8, "try: {fallible}: {}", arena::stats().bytes_in_use);
+        });
+    }
+}
+
 /// An iterator that yields far more than it announced: its items move
 /// through large blocks, each given back as soon as the items leave it.
 #[test]

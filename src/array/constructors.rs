@@ -411,23 +411,7 @@ impl<'s> Scope<'s> {
     ) -> Result<ScopedArray<'s, T>, AllocError> {
         let (array, mut rest) = self.try_fill_from(len, iter)?;
         let Some(extra) = rest.next() else { return Ok(array) };
-        // The iterator yields more than it said: go on in a vector.
-        let mut items = self.try_vec_moved_from(array, extra)?;
-        items.try_extend(rest)?;
-        Ok(items.into_array())
-    }
-
-    /// A vector holding the elements of `array`, moved, followed by `extra`.
-    fn try_vec_moved_from<T>(&self, array: ScopedArray<'s, T>, extra: T) -> Result<ScopedVec<'s, T>, AllocError> {
-        // The array gives up its elements without dropping them; its memory
-        // stays with the scope.
-        let elements = array.into_slice();
-        let mut items = self.try_vec_with_capacity(elements.len().saturating_add(1))?;
-        // SAFETY: each element is read out exactly once, and `elements` is not
-        // used again (`into_slice` made sure nothing else drops them).
-        items.extend(elements.iter().map(|element| unsafe { std::ptr::read(element) }));
-        items.push(extra);
-        Ok(items)
+        collect_longer_iter(self.by_value(), self.floor(), array, extra, rest).map_err(|_| AllocError)
     }
 
     /// An array of the items of `iter`, however many it yields. An iterator
@@ -451,7 +435,10 @@ impl<'s> Scope<'s> {
             (lower, Some(upper)) if lower == upper => match self.try_fill_from(lower, iter) {
                 Ok((array, mut rest)) => match rest.next() {
                     None => array,
-                    Some(extra) => collect_longer_iter(self.by_value(), array, extra, rest),
+                    Some(extra) => match collect_longer_iter(self.by_value(), self.floor(), array, extra, rest) {
+                        Ok(array) => array,
+                        Err(tried) => self.array_failed::<T>(tried),
+                    },
                 },
                 // The count in a failure message is the one the iterator announced.
                 Err(_) => self.array_failed::<T>(lower),
@@ -602,39 +589,43 @@ fn array_failed<T>(scope: ScopeRef, len: usize) -> ! {
     allocation_panic(ArrayRequest::of::<T>(len, failure))
 }
 
-/// [`Scope::from_iter`] for an iterator that yields more than it said:
-/// `array` holds the items it announced, `extra` the next, `rest` the
-/// others; `array` ends up holding them all. Out of line, and given the
-/// scope by value and the array by reference, so that the exact fill, the
-/// common case, keeps both in registers (a `&Scope` here would keep the
-/// scope in memory, a returned array would be copied on every call).
+/// [`Scope::from_iter`] and [`Scope::try_from_iter`] for an iterator that
+/// yields more than it said: `array` holds the items it announced, `extra`
+/// the next, `rest` the others; the result holds them all. On a failed
+/// growth, the items are dropped and the error is the element count the
+/// buffer could not grow to. Out of line, and given the scope by value (its
+/// arena, depth and `floor`), so that the exact fill, the common case,
+/// keeps the scope in registers.
 #[cold]
 #[inline(never)]
-#[track_caller]
 fn collect_longer_iter<'s, T>(
     scope: ScopeRef,
+    floor: usize,
     array: ScopedArray<'s, T>,
     extra: T,
     rest: impl Iterator<Item = T>,
-) -> ScopedArray<'s, T> {
+) -> Result<ScopedArray<'s, T>, usize> {
     let (ptr, len, large) = array.into_raw_parts();
-    let mut items = Collected { scope, ptr, len, cap: len, large };
-    items.push(extra);
+    let mut items = Collected { scope, floor, ptr, len, cap: len, large };
+    items.push(extra)?;
     for item in rest {
-        items.push(item);
+        items.push(item)?;
     }
     let items = std::mem::ManuallyDrop::new(items);
     // SAFETY: the first `len` elements are initialized and owned by nothing
     // else (`Collected` is forgotten), in a block of the scope that stays
     // allocated for its lifetime or until the array releases its large block.
-    unsafe { ScopedArray::from_raw_parts(items.ptr, items.len, items.large) }
+    Ok(unsafe { ScopedArray::from_raw_parts(items.ptr, items.len, items.large) })
 }
 
 /// The items of [`collect_longer_iter`], in a buffer of the scope that grows
-/// by moving. Drops its items and releases its large block if an item's
-/// iterator panics.
+/// in place when it is the scope's top block and by moving otherwise. Drops
+/// its items and releases its large block if an item's iterator panics or
+/// growing fails.
 struct Collected<T> {
     scope: ScopeRef,
+    /// The scope's floor (see `Scope::floor`), for growth in place.
+    floor: usize,
     ptr: NonNull<T>,
     len: usize,
     /// Slots in the buffer (`usize::MAX` for zero-sized items, which need none).
@@ -643,28 +634,37 @@ struct Collected<T> {
 }
 
 impl<T> Collected<T> {
-    #[track_caller]
-    fn push(&mut self, item: T) {
+    /// Appends `item`, or returns the element count the buffer could not
+    /// grow to (dropping `item`).
+    fn push(&mut self, item: T) -> Result<(), usize> {
         if self.len == self.cap && size_of::<T>() != 0 {
-            self.grow();
+            self.grow()?;
         }
         if self.len == usize::MAX {
-            array_failed::<T>(self.scope, usize::MAX);
+            return Err(usize::MAX);
         }
         // SAFETY: `len < cap` (or `T` is zero-sized, whose writes touch no
         // memory): the slot is inside the buffer and holds no element.
         unsafe { self.ptr.add(self.len).write(item) };
         self.len += 1;
+        Ok(())
     }
 
-    /// Moves the items to a buffer of twice the length (at least 4 slots),
-    /// releasing the old buffer's large block.
+    /// Grows the buffer to twice the length (at least 4 slots): in place if
+    /// it is the scope's top block, else by moving the items to a new block
+    /// and releasing the old one's large block.
     #[cold]
-    #[track_caller]
-    fn grow(&mut self) {
+    fn grow(&mut self) -> Result<(), usize> {
         let cap = self.cap.checked_mul(2).map_or(usize::MAX, |doubled| doubled.max(4));
-        let memory = Layout::array::<T>(cap).map_err(|_| AllocError).and_then(|layout| self.scope.alloc_block(layout));
-        let Ok(memory) = memory else { array_failed::<T>(self.scope, cap) };
+        let Ok(new) = Layout::array::<T>(cap) else { return Err(cap) };
+        if self.large.is_none()
+            && let Ok(old) = Layout::array::<T>(self.cap)
+            && self.scope.resize_in_place(self.floor, self.ptr.cast(), old, new)
+        {
+            self.cap = cap;
+            return Ok(());
+        }
+        let Ok(memory) = self.scope.alloc_block(new) else { return Err(cap) };
         let ptr = memory.ptr.cast::<T>();
         // SAFETY: the new block is fresh, so it does not overlap the old one,
         // and holds `cap > len` elements; the old block's `len` elements are
@@ -677,6 +677,7 @@ impl<T> Collected<T> {
             // and its elements were moved out: nothing uses it again.
             unsafe { large.release() };
         }
+        Ok(())
     }
 }
 
