@@ -52,24 +52,26 @@ pub struct Checkpoint {
 
 /// Where a scope started: all a scope keeps of the arena's state while it is
 /// open, so that entering one stores two words besides the arena pointer.
-/// The rest of a [`Checkpoint`] is implied: the slab position by the bytes in
-/// use (see `SlabChain::position_at`), the large and bypass blocks to release
-/// by the scope's depth.
+/// The rest of a [`Checkpoint`] is implied: the slab position by the
+/// pointer's address (see `SlabChain::position_of`), the large and bypass
+/// blocks to release by the scope's depth.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ScopeFloor {
-    /// Bytes in use in the slabs when the scope opened.
-    used: usize,
+    /// The bump pointer's address when the scope opened. An address, not a
+    /// count of bytes in use, so that opening and closing a scope need no
+    /// arithmetic on it.
+    addr: usize,
     /// The scope's own depth (1 for an outermost scope): the arena's depth
     /// while it is the innermost scope, one less once it has exited.
     depth: usize,
 }
 
 impl ScopeFloor {
-    /// Bytes in use in the slabs when the scope opened: the floor below which
-    /// the scope never moves the bump pointer.
+    /// The bump pointer's address when the scope opened: the floor below
+    /// which the scope never moves the pointer.
     #[inline(always)]
-    pub(crate) fn slab_bytes_in_use(&self) -> usize {
-        self.used
+    pub(crate) fn addr(&self) -> usize {
+        self.addr
     }
 
     /// The scope's own depth (1 for an outermost scope).
@@ -314,11 +316,13 @@ impl Arena {
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
-        // A fresh slab starts page-aligned, so `size` bytes fit at its start;
-        // the tail left in the current slab is not counted as in use (the
-        // count goes on from where the pointer left the slab).
-        if !self.slabs.advance_to_retained(layout.size()) {
-            let slab = self.new_slab(layout.size())?;
+        // A fresh slab starts page-aligned, so `size` bytes fit at its start
+        // if one byte is left after them (the pointer stays below a slab's
+        // last byte); the tail left in the current slab is not counted as in
+        // use (the count goes on from where the pointer left the slab).
+        let room = layout.size() + 1;
+        if !self.slabs.advance_to_retained(room) {
+            let slab = self.new_slab(room)?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
         }
         self.end_slow_path();

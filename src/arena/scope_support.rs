@@ -25,7 +25,7 @@ impl Arena {
     #[inline(always)]
     pub(crate) fn enter_scope(&mut self) -> ScopeFloor {
         self.depth += 1;
-        ScopeFloor { used: self.slabs.bytes_in_use(), depth: self.depth }
+        ScopeFloor { addr: self.slabs.ptr_addr(), depth: self.depth }
     }
 
     /// Closes the innermost scope, whose floor is `floor`, if nothing but
@@ -48,7 +48,7 @@ impl Arena {
         // and the rewind stores the pointer it loaded, which costs fewer
         // instructions than testing whether the scope bumped.
         self.note_high_water_fast();
-        self.slabs.rewind_in_slab(floor.used);
+        self.slabs.rewind_in_slab(floor.addr);
         // The arena is at the scope's depth (its children have closed).
         // Stored from the depth this frame holds, not decremented in place:
         // the next scope's entry then waits for one store, not for a load,
@@ -68,7 +68,7 @@ impl Arena {
     pub(crate) fn exit_scope_slow(&mut self, floor: &ScopeFloor) {
         // Blocks owned at this depth or deeper are this scope's: its children
         // have released theirs, and earlier scopes at this depth theirs.
-        let position = self.slabs.position_at(floor.used);
+        let position = self.slabs.position_of(floor.addr);
         self.release_to(position, 0, 0, self.depth);
         if self.side.holds(self.depth) {
             let poison = (self.debug_mode() == DebugMode::Poison).then_some(POISON_BYTE);
@@ -86,7 +86,7 @@ impl Arena {
     }
 
     /// Releases the `size` bytes at `ptr` if they are the most recent
-    /// allocation at or above `floor` (the slab bytes in use when the scope
+    /// allocation at or above `floor` (the bump pointer's address when the scope
     /// asking opened), and returns whether it did; otherwise the bytes are
     /// left to the scope's exit.
     #[inline]

@@ -28,9 +28,7 @@ pub(super) struct Position {
 }
 
 /// A slab of the chain, with the bytes in use before it when the pointer
-/// last entered it (stale for slabs past the current one). Lets a scope's
-/// start be recorded as one number of bytes in use
-/// ([`position_at`](SlabChain::position_at)).
+/// last entered it (stale for slabs past the current one).
 pub(super) struct Entry {
     slab: Slab,
     entered_at: usize,
@@ -131,20 +129,22 @@ impl SlabList {
 ///   `slabs` is empty, `current == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END` and
 ///   `used_before == 0`.
 /// - Otherwise `ptr` carries the provenance of `slabs[current]` and
-///   `slabs[current].start <= ptr <= end <= slabs[current].end`; `used_before` is at
-///   most the length of `slabs[..current]`.
+///   `slabs[current].start <= ptr <= end < slabs[current].end`; `used_before` is at
+///   most the length of `slabs[..current]`. The pointer never reaches a slab's
+///   last byte, so every position of the pointer names one slab by its
+///   address alone ([`position_of`](SlabChain::position_of)): the end of one
+///   slab may be the start of another.
 /// - `slab_bytes` is the total length of `slabs`.
 /// - The `entered_at` of the slabs up to `current` are in order, and the
 ///   current slab's is `used_before`.
-/// - `origin` is `slabs[current]`'s start address less `used_before`
-///   (wrapping; `EMPTY_END - 1 == EMPTY_PTR` for an empty chain), so that the
-///   bytes in use are `ptr - origin` without a load of the slab.
+/// - `start` is `slabs[current]`'s start address (`EMPTY_ADDR` for an empty
+///   chain), so that the top block's slab is known without a load of the slab.
 pub(super) struct SlabChain {
     ptr: *mut u8,
     end: usize,
     current: usize,
     used_before: usize,
-    origin: usize,
+    start: usize,
     slabs: SlabList,
     slab_bytes: usize,
     /// Size of the next slab of the geometric sequence.
@@ -161,7 +161,7 @@ impl SlabChain {
             end: EMPTY_END,
             current: 0,
             used_before: 0,
-            origin: EMPTY_ADDR,
+            start: EMPTY_ADDR,
             slabs: SlabList::new(),
             slab_bytes: 0,
             next_slab_bytes: first_slab_bytes,
@@ -191,26 +191,27 @@ impl SlabChain {
         self.ptr.addr() == position.addr && self.current == position.slab
     }
 
-    /// Moves the pointer back to where [`bytes_in_use`](SlabChain::bytes_in_use)
-    /// was `used`, in the current slab, releasing everything above it.
+    /// Moves the pointer back to `addr`, an earlier address of the pointer
+    /// in the current slab, releasing everything above it.
     #[inline(always)]
-    pub(super) fn rewind_in_slab(&mut self, used: usize) {
-        debug_assert!(self.used_before <= used && used <= self.bytes_in_use(), "not a position in the current slab");
+    pub(super) fn rewind_in_slab(&mut self, addr: usize) {
+        debug_assert!(self.start <= addr && addr <= self.ptr.addr(), "not a position in the current slab");
         // The pointer keeps the provenance of the slab it stays in.
-        self.ptr = self.ptr.with_addr(self.origin.wrapping_add(used));
+        self.ptr = self.ptr.with_addr(addr);
     }
 
-    /// The position of the pointer when [`bytes_in_use`](SlabChain::bytes_in_use)
-    /// was `used`, provided it has not moved below that point since. If the
-    /// pointer left a slab exactly there, this is the start of the later
-    /// slab: the same bytes in use, and the earlier slab's tail stays unused.
-    pub(super) fn position_at(&self, used: usize) -> Position {
+    /// The position of the pointer when its address was `addr`, provided
+    /// it has not moved below that point since (so that its slab is still
+    /// in the chain, at or before the current one); the empty position if
+    /// `addr` is in no such slab (the pointer was at the empty position).
+    /// The pointer stays below each slab's last byte, so one slab at most
+    /// holds `addr`.
+    pub(super) fn position_of(&self, addr: usize) -> Position {
         // From the current slab down: most scopes start in the current one.
         let mut index = self.current;
         while let Some(Entry { slab, entered_at }) = self.slabs.get(index) {
-            if *entered_at <= used {
-                let offset = (used - entered_at).min(slab.len());
-                return Position { slab: index, addr: slab.start_addr() + offset, used_before: *entered_at };
+            if addr.wrapping_sub(slab.start_addr()) < slab.len() {
+                return Position { slab: index, addr, used_before: *entered_at };
             }
             let Some(earlier) = index.checked_sub(1) else { break };
             index = earlier;
@@ -226,7 +227,7 @@ impl SlabChain {
             Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
                 self.current = position.slab;
                 self.used_before = position.used_before;
-                self.origin = slab.start_addr().wrapping_sub(position.used_before);
+                self.start = slab.start_addr();
                 self.ptr = slab.start().as_ptr().with_addr(position.addr);
             }
             _ => self.reset_position(),
@@ -238,14 +239,14 @@ impl SlabChain {
         self.current = 0;
         self.used_before = 0;
         self.ptr = self.slabs.get(0).map_or(EMPTY_PTR, |entry| entry.slab.start().as_ptr());
-        self.origin = self.ptr.addr();
+        self.start = self.ptr.addr();
     }
 
     /// Bytes handed out from the slabs, alignment padding included (the
     /// unused tail of a slab the pointer left is not).
     #[inline(always)]
     pub(super) fn bytes_in_use(&self) -> usize {
-        self.ptr.addr().wrapping_sub(self.origin)
+        self.ptr.addr() - self.start + self.used_before
     }
 
     /// The address of the bump pointer.
@@ -254,15 +255,18 @@ impl SlabChain {
         self.ptr.addr()
     }
 
-    /// The address at which the bytes in use would be 0 (see the invariants).
+    /// The address at which the bytes in use would be 0 if the slabs were
+    /// one: the bytes in use at address `a` of the current slab are
+    /// `a - origin_addr()` (wrapping).
     #[inline(always)]
     pub(super) const fn origin_addr(&self) -> usize {
-        self.origin
+        self.start.wrapping_sub(self.used_before)
     }
 
     /// Lets the slabs hold at most `budget` bytes in use (the byte limit, less
     /// what is in use outside the slabs): the end of the current slab is
-    /// clamped so that the fast path needs no check of its own. A budget
+    /// clamped so that the fast path needs no check of its own, and always
+    /// kept below the slab's last byte (see the invariants). A budget
     /// below what is in use already (a limit lowered inside a scope) clamps
     /// the end to the pointer, never below it: the fast path then refuses
     /// every request, and the slow path's admission check says why.
@@ -271,7 +275,7 @@ impl SlabChain {
             None => EMPTY_END,
             Some(slab) => {
                 let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
-                slab.end_addr().min(limit_end).max(self.ptr.addr())
+                (slab.end_addr() - 1).min(limit_end).max(self.ptr.addr())
             }
         };
     }
@@ -329,7 +333,7 @@ impl SlabChain {
             // The first slab: the pointer starts at it, with nothing in use.
             debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
             self.ptr = slab.start().as_ptr();
-            self.origin = self.ptr.addr();
+            self.start = self.ptr.addr();
             self.slabs.first = Some(Entry { slab, entered_at: 0 });
             return;
         }
@@ -354,7 +358,7 @@ impl SlabChain {
         };
         entry.entered_at = self.used_before;
         self.ptr = entry.slab.start().as_ptr();
-        self.origin = self.ptr.addr().wrapping_sub(self.used_before);
+        self.start = self.ptr.addr();
     }
 
     /// Frees spare slabs (after the current one) until at most `keep_bytes`
@@ -415,19 +419,23 @@ impl SlabChain {
         self.next_slab_bytes = self.next_slab_bytes.clamp(first, max);
     }
 
-    /// Whether the `size` bytes at `ptr` are the most recent allocation and lie
-    /// in the current slab, where [`bytes_in_use`](SlabChain::bytes_in_use)
-    /// was at least `floor`, so that the pointer may move over them without
-    /// touching older memory.
+    /// Whether the `size` bytes at `ptr` are the most recent allocation, lie
+    /// in the current slab, and are not below `floor`, an earlier address of
+    /// the pointer that it has not moved below since: then the pointer may
+    /// move over them without touching older memory.
     #[inline(always)]
     pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
-        // With `ptr + size` at the pointer, the block's offset is the bytes in
-        // use less `size`; it lies in the current slab and above `floor` if
-        // that offset does not wrap and is at least `used_before` and `floor`.
-        // (A `ptr` that `pointer - size` reaches only by wrapping is refused
-        // by the first test: `size` then exceeds the bytes in use.)
-        self.ptr.addr().wrapping_sub(size) == ptr.as_ptr().addr()
-            && self.bytes_in_use().checked_sub(size).is_some_and(|offset| offset >= floor && offset >= self.used_before)
+        let (block, top) = (ptr.as_ptr().addr(), self.ptr.addr());
+        // Ending at the pointer and starting in its slab: the block is the
+        // current slab's top one. (A block of another mapping may end where
+        // the current slab starts; `block >= start` refuses it.)
+        top.wrapping_sub(size) == block
+            && block >= self.start
+            // `floor` is in the current slab exactly when it lies between the
+            // slab's start and the pointer; otherwise it is in an earlier
+            // slab (or the empty position), and the whole current slab lies
+            // above it.
+            && (block >= floor || floor.wrapping_sub(self.start) > top - self.start)
     }
 
     /// Moves the pointer down to `ptr`, the start of the top block (checked
@@ -478,7 +486,7 @@ impl SlabChain {
             None if self.ptr != EMPTY_PTR
                 || self.end != EMPTY_END
                 || self.used_before != 0
-                || self.origin != EMPTY_ADDR =>
+                || self.start != EMPTY_ADDR =>
             {
                 return Err("a chain without slabs is not at the empty position".to_owned());
             }
@@ -494,17 +502,14 @@ impl SlabChain {
                 if !self.slabs.iter().take(self.current + 1).map(|entry| entry.entered_at).is_sorted() {
                     return Err("slab entry records out of order".to_owned());
                 }
-                if !(start <= ptr && ptr <= self.end && self.end <= end) {
+                if !(start <= ptr && ptr <= self.end && self.end < end) {
                     return Err(format!(
                         "bump pointer {ptr:#x}..{:#x} outside its slab {start:#x}..{end:#x}",
                         self.end
                     ));
                 }
-                if self.origin != start.wrapping_sub(self.used_before) {
-                    return Err(format!(
-                        "origin {:#x} is not the slab start less {} bytes",
-                        self.origin, self.used_before
-                    ));
+                if self.start != start {
+                    return Err(format!("recorded start {:#x} is not the slab's {start:#x}", self.start));
                 }
                 let before: usize = self.slabs.iter().take(self.current).map(|entry| entry.slab.len()).sum();
                 if self.used_before > before {

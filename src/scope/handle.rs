@@ -218,11 +218,11 @@ impl<'s> Scope<'s> {
         self.open.floor.depth()
     }
 
-    /// The arena's slab bytes in use when this scope opened: the scope never
-    /// moves the bump pointer below that point.
+    /// The bump pointer's address when this scope opened: the scope never
+    /// moves the pointer below that point.
     #[inline(always)]
     pub(crate) fn floor(&self) -> usize {
-        self.open.floor.slab_bytes_in_use()
+        self.open.floor.addr()
     }
 
     /// Allocates memory for `layout`; valid until this scope exits (or, for a
