@@ -135,23 +135,33 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 /// of an operation, the scope runs on a temporary arena instead.
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-    match thread_arena() {
-        // SAFETY: `arena` is this thread's arena, alive for the whole call
-        // (its destructor cannot start while this thread runs `f`), and only
-        // reached through `Scope` handles of this thread, one operation at a time.
-        Some(arena) => unsafe { run_scope(arena, f) },
-        None => scope_on_fallback(f),
+    if thread_flags() != 0 {
+        return scope_cold(f);
     }
+    // SAFETY: this thread's arena, alive for the whole call (its destructor
+    // cannot start while this thread runs `f`), usable (no thread flag is
+    // set), and only reached through `Scope` handles of this thread, one
+    // operation at a time. Reached without a branch that merges another
+    // arena's address: a loop of scopes keeps the address as a constant.
+    unsafe { run_scope(thread_arena_ptr(), f) }
 }
 
-/// [`scope`] on a temporary arena, when this thread's cannot be used.
+/// [`scope`] when a thread flag is set: on this thread's arena after its
+/// first-use registration, or on a temporary arena when this thread's
+/// cannot be used.
 #[cold]
 #[inline(never)]
-fn scope_on_fallback<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-    // Without the pool: when this thread is busy, an arena operation may hold
-    // the pool's lock (a thread exit giving its slabs).
-    let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
-    fallback.scope(f)
+fn scope_cold<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
+    match thread_arena_cold() {
+        // SAFETY: as in `scope`: the thread's arena, now registered.
+        Some(arena) => unsafe { run_scope(arena, f) },
+        None => {
+            // Without the pool: when this thread is busy, an arena operation
+            // may hold the pool's lock (a thread exit giving its slabs).
+            let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
+            fallback.scope(f)
+        }
+    }
 }
 
 impl Arena {
