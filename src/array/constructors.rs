@@ -39,6 +39,18 @@ impl<'s> Scope<'s> {
         self.alloc_block(layout)
     }
 
+    /// [`alloc_array`](Scope::alloc_array) for a constructor that panics
+    /// where that errs: the bump inline, everything else (and the panic)
+    /// out of line, so that the fast path does not test for a failure.
+    #[inline(always)]
+    #[track_caller]
+    fn array_block<T>(&self, len: usize) -> Allocation {
+        match self.bump_array::<T>(len) {
+            Some(ptr) => Allocation { ptr: ptr.cast(), large: None },
+            None => array_block_cold::<T>(self.by_value(), len),
+        }
+    }
+
     /// [`alloc_array`](Scope::alloc_array)'s fast path alone (see
     /// [`Scope::bump`]): `None` for a zero-sized `T` too.
     #[inline(always)]
@@ -75,6 +87,13 @@ impl<'s> Scope<'s> {
         self.try_fill_from(len, (0..len).map(next)).map(|(array, _)| array)
     }
 
+    /// [`try_fill`](Scope::try_fill), or the panic naming why it failed.
+    #[inline(always)]
+    #[track_caller]
+    fn fill<T>(&self, len: usize, next: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
+        self.fill_block(self.array_block::<T>(len), len, (0..len).map(next)).0
+    }
+
     /// A fresh array of the first `len` items of `items` (fewer if it ends
     /// first), each written once, straight into the block; and what is left
     /// of `items`. The iterator is moved in and out rather than borrowed, so
@@ -85,9 +104,21 @@ impl<'s> Scope<'s> {
     pub(super) fn try_fill_from<T, I: Iterator<Item = T>>(
         &self,
         len: usize,
-        mut items: I,
+        items: I,
     ) -> Result<(ScopedArray<'s, T>, I), AllocError> {
         let memory = self.alloc_array::<T>(len)?;
+        Ok(self.fill_block(memory, len, items))
+    }
+
+    /// [`try_fill_from`](Scope::try_fill_from) into `memory`, a fresh block
+    /// of this scope for `len` elements of `T`.
+    #[inline(always)]
+    fn fill_block<T, I: Iterator<Item = T>>(
+        &self,
+        memory: Allocation,
+        len: usize,
+        mut items: I,
+    ) -> (ScopedArray<'s, T>, I) {
         let ptr = memory.ptr.cast::<T>();
         // Until the array owns the block, a panic in `items` drops the elements
         // made so far and leaves the block to the scope's exit. For elements
@@ -105,8 +136,9 @@ impl<'s> Scope<'s> {
             give_back_unfilled::<T>(self.by_value(), self.floor(), ptr, len, done);
         }
         // SAFETY: the first `done` elements are initialized, the block is fresh
-        // and stays allocated for `'s` or until the array releases its large block.
-        Ok((unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) }, items))
+        // (contract) and stays allocated for `'s` or until the array releases
+        // its large block.
+        (unsafe { ScopedArray::from_raw_parts(ptr, done, memory.large) }, items)
     }
 
     /// An array of `len` zeros (all-zero bytes).
@@ -238,7 +270,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_filled`](Scope::try_filled) errs.
     #[track_caller]
     pub fn filled<T: Clone>(&self, len: usize, value: T) -> ScopedArray<'s, T> {
-        self.unwrap_array::<T, _>(self.try_filled(len, value), len)
+        self.fill(len, |_| value.clone())
     }
 
     /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
@@ -270,7 +302,7 @@ impl<'s> Scope<'s> {
     /// Where [`try_from_fn`](Scope::try_from_fn) errs, or if `f` panics.
     #[track_caller]
     pub fn from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
-        self.unwrap_array::<T, _>(self.try_fill(len, f), len)
+        self.fill(len, f)
     }
 
     /// An array of clones of `items`.
@@ -432,17 +464,17 @@ impl<'s> Scope<'s> {
     pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
         let iter = iter.into_iter();
         match iter.size_hint() {
-            (lower, Some(upper)) if lower == upper => match self.try_fill_from(lower, iter) {
-                Ok((array, mut rest)) => match rest.next() {
+            (lower, Some(upper)) if lower == upper => {
+                // The count in a failure message is the one the iterator announced.
+                let (array, mut rest) = self.fill_block(self.array_block::<T>(lower), lower, iter);
+                match rest.next() {
                     None => array,
                     Some(extra) => match collect_longer_iter(self.by_value(), self.floor(), array, extra, rest) {
                         Ok(array) => array,
                         Err(tried) => self.array_failed::<T>(tried),
                     },
-                },
-                // The count in a failure message is the one the iterator announced.
-                Err(_) => self.array_failed::<T>(lower),
-            },
+                }
+            }
             _ => self.collect_unsized_iter(iter),
         }
     }
@@ -707,6 +739,32 @@ fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: us
     }
 }
 
+/// [`Scope::array_block`] where the bump fast path cannot serve it: a
+/// large block, a new slab, a side chunk, or the panic that names why the
+/// memory cannot be had. Out of line and returning two words, as
+/// [`zeroed_cold`].
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn array_block_cold<T>(scope: ScopeRef, len: usize) -> Allocation {
+    cold_block_or_panic::<T>(scope, len)
+}
+
+/// The memory of [`array_block_cold`] and [`zeroed_cold`], each out of line
+/// on its own.
+#[inline(always)]
+#[track_caller]
+fn cold_block_or_panic<T>(scope: ScopeRef, len: usize) -> Allocation {
+    if size_of::<T>() == 0 {
+        return Allocation { ptr: NonNull::<T>::dangling().cast(), large: None };
+    }
+    // The caller has just tried the bump.
+    match Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_cold(layout)) {
+        Ok(memory) => memory,
+        Err(_) => array_failed::<T>(scope, len),
+    }
+}
+
 /// [`Scope::zeroed`]'s memory where the bump fast path cannot serve it,
 /// zeroed: a large block, a new slab, a side chunk, or the panic that names
 /// why the memory cannot be had. Out of line, given the scope by value, and
@@ -716,13 +774,7 @@ fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: us
 #[inline(never)]
 #[track_caller]
 fn zeroed_cold<T: Zeroable>(scope: ScopeRef, len: usize) -> Allocation {
-    let memory = if size_of::<T>() == 0 {
-        Ok(Allocation { ptr: NonNull::<T>::dangling().cast(), large: None })
-    } else {
-        // `Scope::zeroed` has just tried the bump.
-        Layout::array::<T>(len).map_err(|_| AllocError).and_then(|layout| scope.alloc_cold(layout))
-    };
-    let Ok(memory) = memory else { array_failed::<T>(scope, len) };
+    let memory = cold_block_or_panic::<T>(scope, len);
     if !memory.reads_as_zero() {
         // SAFETY: the block is fresh and holds `len` elements of `T`.
         unsafe { memory.ptr.cast::<T>().as_ptr().write_bytes(0, len) };
