@@ -84,3 +84,26 @@ fn side_chunks_are_poisoned_when_their_scope_exits() {
         });
     });
 }
+
+/// In poison mode every release of the top block takes the branch that
+/// poisons; the high-water mark still counts what was in use before it.
+#[test]
+fn the_high_water_mark_counts_blocks_released_in_place() {
+    // SAFETY: set before any other thread of this process reads the environment.
+    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    let mut arena = arena::Arena::new();
+    arena.scope(|s| {
+        let released = Layout::from_size_align(5000, 8).unwrap();
+        let block = s.allocate(released).unwrap().cast::<u8>();
+        // SAFETY: `block` came from `s` with `released` and is not used again.
+        unsafe { s.deallocate(block, released) };
+        let shrunk = Layout::from_size_align(9000, 8).unwrap();
+        let kept = Layout::from_size_align(10, 8).unwrap();
+        let block = s.allocate(shrunk).unwrap().cast::<u8>();
+        // SAFETY: `block` came from `s` with `shrunk`, and `kept` is smaller.
+        unsafe { s.shrink(block, shrunk, kept) }.unwrap();
+    });
+    let high_water = arena.stats().high_water;
+    assert!((9000..9100).contains(&high_water), "high water {high_water}");
+}

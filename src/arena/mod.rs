@@ -37,6 +37,9 @@ use crate::process::ProcessRefusal;
 use crate::slab::PAGE_BYTES;
 use crate::stats::Counters;
 
+/// `Arena::slab_peak` in poison mode: below every address.
+const EVERY_ADDRESS_PEAKS: usize = 0;
+
 /// A position in an [`Arena`], from [`Arena::checkpoint`]. Restoring it with
 /// [`Arena::restore`] releases everything allocated after it in one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +121,9 @@ pub struct Arena {
     /// The highest address the bump pointer had when a fast path lowered it
     /// since the last slow path: one compare on the fast paths, folded into
     /// `high_water` when the next slow path ends. It stays in the slab that
-    /// was current then, since only slow paths change slabs.
+    /// was current then, since only slow paths change slabs. In poison mode
+    /// it stays `EVERY_ADDRESS_PEAKS`, so that every lowering takes the
+    /// branch of a new peak, which poisons: the fast paths test one thing.
     slab_peak: usize,
     /// What `bytes_in_use` is measured from while `slab_peak` is in use: the
     /// bytes in use at address `a` of the current slab are `a - in_use_origin`
@@ -363,7 +368,8 @@ impl Arena {
         let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
         self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
         self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
-        self.slab_peak = self.slabs.ptr_addr();
+        self.slab_peak =
+            if self.debug == Some(DebugMode::Poison) { EVERY_ADDRESS_PEAKS } else { self.slabs.ptr_addr() };
         self.full_exit_depth = self.full_exit_depth_now();
     }
 
@@ -390,10 +396,34 @@ impl Arena {
         }
     }
 
+    /// [`note_high_water_fast`](Arena::note_high_water_fast) before the
+    /// pointer moves down over released memory; returns whether that memory
+    /// must be poisoned. The poison test costs nothing besides the peak's
+    /// compare (see `slab_peak`).
+    #[inline(always)]
+    #[must_use]
+    fn note_high_water_or_poison(&mut self) -> bool {
+        let addr = self.slabs.ptr_addr();
+        addr > self.slab_peak && self.note_new_peak(addr)
+    }
+
+    /// [`note_high_water_or_poison`](Arena::note_high_water_or_poison) at an
+    /// address above `slab_peak`: a new peak, or any address in poison mode.
+    #[inline(always)]
+    fn note_new_peak(&mut self, addr: usize) -> bool {
+        if self.slab_peak == EVERY_ADDRESS_PEAKS {
+            // Poison mode (no address is 0): the peak is recorded at once.
+            self.note_high_water();
+            return true;
+        }
+        self.slab_peak = addr;
+        false
+    }
+
     /// The bytes in use at the highest point the fast paths recorded since
     /// the last slow path.
     fn fast_path_peak(&self) -> usize {
-        self.slab_peak.wrapping_sub(self.in_use_origin)
+        if self.slab_peak == EVERY_ADDRESS_PEAKS { 0 } else { self.slab_peak.wrapping_sub(self.in_use_origin) }
     }
 
     /// Records the current use as the high-water mark if it is one. Called

@@ -47,6 +47,7 @@ impl Arena {
         // Unconditional: for a scope that did not bump, the peak test fails
         // and the rewind stores the pointer it loaded, which costs fewer
         // instructions than testing whether the scope bumped.
+        // Never in poison mode (every scope takes the full exit then).
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(floor.addr);
         // The arena is at the scope's depth (its children have closed).
@@ -94,12 +95,12 @@ impl Arena {
         if size == 0 || !self.slabs.is_top_above(ptr, size, floor) {
             return false;
         }
-        self.note_high_water_fast();
-        if self.debug == Some(DebugMode::Poison) {
+        let lowered = self.slabs.pointer_without_top_block(ptr);
+        if self.note_high_water_or_poison() {
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
             unsafe { poison::poison(ptr, size) };
         }
-        self.slabs.release_top_block(ptr);
+        self.slabs.release_top_block(lowered);
         true
     }
 
@@ -121,12 +122,9 @@ impl Arena {
         if !self.is_resizable_top(ptr, old_size, new_size, floor) {
             return false;
         }
-        if new_size < old_size {
-            self.note_high_water_fast();
-            if self.debug == Some(DebugMode::Poison) {
-                // SAFETY: the tail past `new_size` of the top block is being released.
-                unsafe { poison::poison(ptr.byte_add(new_size), old_size - new_size) };
-            }
+        if new_size < old_size && self.note_high_water_or_poison() {
+            // SAFETY: the tail past `new_size` of the top block is being released.
+            unsafe { poison::poison(ptr.byte_add(new_size), old_size - new_size) };
         }
         self.slabs.set_top_end(ptr, new_size)
     }

@@ -438,13 +438,23 @@ impl SlabChain {
             && (block >= floor || floor.wrapping_sub(self.start) > top - self.start)
     }
 
-    /// Moves the pointer down to `ptr`, the start of the top block (checked
-    /// by [`is_top_above`](SlabChain::is_top_above)), releasing the block.
+    /// The pointer as it will be once the top block, which starts at `ptr`
+    /// (checked by [`is_top_above`](SlabChain::is_top_above)), is released:
+    /// `ptr`'s address with the provenance of the slab the pointer stays in.
+    /// Taken before the release's other work, so that the compiler need not
+    /// load the pointer again to make it.
     #[inline(always)]
-    pub(super) fn release_top_block(&mut self, ptr: NonNull<u8>) {
+    pub(super) fn pointer_without_top_block(&self, ptr: NonNull<u8>) -> *mut u8 {
         debug_assert!(ptr.as_ptr().addr() <= self.ptr.addr(), "not below the pointer");
-        // The pointer keeps the provenance of the slab it stays in.
-        self.ptr = self.ptr.with_addr(ptr.as_ptr().addr());
+        self.ptr.with_addr(ptr.as_ptr().addr())
+    }
+
+    /// Releases the top block: `lowered` is
+    /// [`pointer_without_top_block`](SlabChain::pointer_without_top_block)'s
+    /// answer for it, and nothing moved the pointer since.
+    #[inline(always)]
+    pub(super) fn release_top_block(&mut self, lowered: *mut u8) {
+        self.ptr = lowered;
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
