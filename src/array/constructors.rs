@@ -594,16 +594,12 @@ impl<'s> Scope<'s> {
     /// Where [`try_boxed`](Scope::try_boxed) errs.
     #[track_caller]
     pub fn boxed<T>(&self, value: T) -> ScopedBox<'s, T> {
-        if let Some(ptr) = self.bump_array::<T>(1) {
-            // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
-            unsafe {
-                ptr.as_ptr().write(value);
-                return ScopedBox::from_raw(ptr);
-            }
-        }
-        match self.try_boxed(value) {
-            Ok(boxed) => boxed,
-            Err(_) => self.array_failed::<T>(1),
+        // A box is never released early, so a large value stays until the scope exits.
+        let ptr = self.array_block::<T>(1).ptr.cast::<T>();
+        // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
+        unsafe {
+            ptr.as_ptr().write(value);
+            ScopedBox::from_raw(ptr)
         }
     }
 }
