@@ -51,6 +51,12 @@ impl BypassBlocks {
         !self.live.is_empty()
     }
 
+    /// Whether the list of blocks has memory of its own (else dropping the
+    /// part does nothing).
+    pub(super) fn owns_memory(&self) -> bool {
+        self.live.capacity() != 0
+    }
+
     /// Bytes of the live blocks.
     pub(super) fn in_use(&self) -> usize {
         self.in_use

@@ -163,6 +163,12 @@ impl LargeBlocks {
         self.serial
     }
 
+    /// Whether a list of records or the cache has memory of its own (else
+    /// dropping the part does nothing).
+    pub(super) fn owns_memory(&self) -> bool {
+        self.live.capacity() != 0 || self.spare.capacity() != 0 || self.cache.owns_memory()
+    }
+
     /// Requested bytes of the live blocks.
     pub(super) fn in_use(&self) -> usize {
         self.in_use

@@ -39,7 +39,8 @@ impl Arena {
         }
         block.zeroed = false;
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
-        self.large.cache.put(block, retain, mode, &mut self.large.counters);
+        let large = &mut *self.large;
+        large.cache.put(block, retain, mode, &mut large.counters);
         self.end_slow_path();
     }
 

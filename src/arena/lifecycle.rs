@@ -2,6 +2,8 @@
 //! statistics and their publication, trimming, the invariant checks, and what
 //! happens to its memory when it is dropped.
 
+use std::mem::ManuallyDrop;
+
 use super::Arena;
 use crate::config::Config;
 use crate::stats::{Counters, Stats};
@@ -40,9 +42,25 @@ impl Drop for Arena {
             None => self.counters.system_deallocations += slabs.len() as u64,
         }
         if cache_holds_blocks {
-            self.large.cache.clear(&mut self.large.counters);
+            let large = &mut *self.large;
+            large.cache.clear(&mut large.counters);
         }
         self.publish();
+        // The parts an arena that only bumps never used own no memory: their
+        // drops would only find empty lists.
+        if self.side.owns_memory() {
+            // SAFETY: the part is dropped once, here, and the arena is not
+            // used after its drop.
+            unsafe { ManuallyDrop::drop(&mut self.side) };
+        }
+        if self.large.owns_memory() {
+            // SAFETY: as for the side chunks.
+            unsafe { ManuallyDrop::drop(&mut self.large) };
+        }
+        if self.bypass.owns_memory() {
+            // SAFETY: as for the side chunks.
+            unsafe { ManuallyDrop::drop(&mut self.bypass) };
+        }
     }
 }
 
@@ -60,7 +78,8 @@ impl Arena {
         self.config = config.normalized();
         self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
-        self.large.cache.enforce_budget(retain, mode, &mut self.large.counters);
+        let large = &mut *self.large;
+        large.cache.enforce_budget(retain, mode, &mut large.counters);
         self.end_slow_path();
         self.publish();
     }
@@ -121,8 +140,9 @@ impl Arena {
     /// ```
     pub fn trim(&mut self) {
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
-        self.large.cache.clear(&mut self.large.counters);
-        self.large.free_spare_records();
+        let large = &mut *self.large;
+        large.cache.clear(&mut large.counters);
+        large.free_spare_records();
         self.end_slow_path();
         self.debug_assert_invariants();
         self.publish();

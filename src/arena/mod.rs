@@ -7,6 +7,7 @@
 //! process-wide pool is a handle given at construction.
 
 use std::alloc::Layout;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
@@ -108,9 +109,11 @@ pub struct Arena {
     slabs: SlabChain,
     /// Number of scopes open on this arena.
     depth: usize,
-    side: SideChunks,
-    large: LargeBlocks,
-    bypass: BypassBlocks,
+    /// The parts an arena that only bumps never uses, dropped by `Drop for
+    /// Arena` only if they own memory (see [`Arena::drop_parts`]).
+    side: ManuallyDrop<SideChunks>,
+    large: ManuallyDrop<LargeBlocks>,
+    bypass: ManuallyDrop<BypassBlocks>,
     /// Events of the slab, side and bypass paths (the large path counts its own).
     counters: Counters,
     /// The totals already added to the process-wide counters.
@@ -191,9 +194,9 @@ impl Arena {
         Arena {
             slabs,
             depth: 0,
-            side: SideChunks::new(),
-            large: LargeBlocks::new(),
-            bypass: BypassBlocks::new(),
+            side: ManuallyDrop::new(SideChunks::new()),
+            large: ManuallyDrop::new(LargeBlocks::new()),
+            bypass: ManuallyDrop::new(BypassBlocks::new()),
             counters: Counters::ZERO,
             published: Counters::ZERO,
             high_water: 0,

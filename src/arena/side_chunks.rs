@@ -67,6 +67,12 @@ impl SideChunks {
         SideChunks { by_depth: Vec::new(), spare: Vec::new(), spare_bytes: 0, in_use: 0, held_bytes: 0 }
     }
 
+    /// Whether any list has memory of its own (else dropping the part does
+    /// nothing).
+    pub(crate) fn owns_memory(&self) -> bool {
+        self.by_depth.capacity() != 0 || self.spare.capacity() != 0
+    }
+
     /// Bytes handed out to open scopes, padding included.
     pub(crate) fn in_use(&self) -> usize {
         self.in_use
