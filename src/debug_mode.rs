@@ -45,20 +45,28 @@ impl DebugMode {
     /// };
     /// assert_eq!(DebugMode::from_env(), expected);
     /// ```
+    // Inlined: after the first read, a load and a compare.
+    #[inline]
     pub fn from_env() -> DebugMode {
-        /// The mode once read: `UNREAD`, or a `DebugMode` as `u8` plus one.
-        static MODE: AtomicU8 = AtomicU8::new(UNREAD);
-        const UNREAD: u8 = 0;
-        const MODES: [DebugMode; 3] = [DebugMode::Off, DebugMode::Bypass, DebugMode::Poison];
         match MODE.load(Ordering::Relaxed) {
-            UNREAD => {
-                let mode = read_env();
-                MODE.store(mode as u8 + 1, Ordering::Relaxed);
-                mode
-            }
+            UNREAD => read_once(),
             read => MODES[usize::from(read - 1)],
         }
     }
+}
+
+/// The mode once read: `UNREAD`, or a `DebugMode` as `u8` plus one.
+static MODE: AtomicU8 = AtomicU8::new(UNREAD);
+const UNREAD: u8 = 0;
+const MODES: [DebugMode; 3] = [DebugMode::Off, DebugMode::Bypass, DebugMode::Poison];
+
+/// Reads `ARENA_DEBUG` and records the mode for [`DebugMode::from_env`].
+#[cold]
+#[inline(never)]
+fn read_once() -> DebugMode {
+    let mode = read_env();
+    MODE.store(mode as u8 + 1, Ordering::Relaxed);
+    mode
 }
 
 /// Parses `ARENA_DEBUG` without allocating (see [`DebugMode::from_env`]).

@@ -137,7 +137,11 @@ impl SlabPool {
 
     /// Records the slab size an exiting arena had grown to.
     pub fn note_slab_size(&self, bytes: usize) {
-        self.warm_slab_bytes.fetch_max(bytes, Ordering::Relaxed);
+        // A load first: most arenas reach the size the process knows already,
+        // and a read-modify-write would take the line from other cores.
+        if bytes > self.warm_slab_bytes.load(Ordering::Relaxed) {
+            self.warm_slab_bytes.fetch_max(bytes, Ordering::Relaxed);
+        }
     }
 
     /// The slab size the process has needed so far (0 before any arena exited).

@@ -282,11 +282,18 @@ impl SlabChain {
 
     /// Moves the pointer to the start of a retained free slab of at least
     /// `size` bytes; `false` if there is none.
+    #[inline]
     pub(super) fn advance_to_retained(&mut self, size: usize) -> bool {
         let first_free = self.first_free();
         if first_free >= self.slabs.len() {
             return false;
         }
+        self.advance_to_retained_from(first_free, size)
+    }
+
+    /// [`advance_to_retained`](SlabChain::advance_to_retained) when slabs
+    /// from index `first_free` on are free.
+    fn advance_to_retained_from(&mut self, first_free: usize, size: usize) -> bool {
         let found = self.slabs.iter().skip(first_free).position(|entry| entry.slab.len() >= size);
         match found {
             Some(offset) => {
@@ -323,6 +330,7 @@ impl SlabChain {
     /// Inserts `slab` (new, free) after the current one and moves the pointer
     /// to its start. A slab of the geometric size advances the sequence; an
     /// exact-size one for a request beyond the cap does not.
+    #[inline]
     pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
         if slab.len() == self.next_slab_bytes {
             self.reached_slab_bytes = self.reached_slab_bytes.max(slab.len());
@@ -337,6 +345,11 @@ impl SlabChain {
             self.slabs.first = Some(Entry { slab, entered_at: 0 });
             return;
         }
+        self.advance_to_new_later(slab);
+    }
+
+    /// [`advance_to_new`](SlabChain::advance_to_new) past the first slab.
+    fn advance_to_new_later(&mut self, slab: Slab) {
         let index = self.current + 1;
         self.slabs.insert(index, Entry { slab, entered_at: 0 });
         self.advance_to(index);
