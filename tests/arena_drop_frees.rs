@@ -40,7 +40,7 @@ unsafe impl GlobalAlloc for HeldBytes {
 #[global_allocator]
 static GLOBAL: HeldBytes = HeldBytes;
 
-/// An arena that used every part: slabs, a side chunk (an outer scope's
+/// An arena that used every part: slabs (more than one), a side chunk (an outer scope's
 /// request while a child is open), large blocks (their records), and, under
 /// `ARENA_DEBUG=bypass`, bypass blocks; then dropped.
 fn use_every_part_and_drop() {
@@ -53,7 +53,14 @@ fn use_every_part_and_drop() {
         });
         assert_eq!(kept[99], 1);
     });
-    arena.scope(|s| drop(s.zeroed::<u8>(2 << 20)));
+    arena.scope(|s| {
+        drop(s.zeroed::<u8>(2 << 20));
+        // Beyond the first slab: a list of later slabs.
+        drop(s.zeroed::<u8>(200_000));
+        drop(s.zeroed::<u8>(400_000));
+    });
+    let slabs = arena.stats().slab_count;
+    assert!(slabs != 1, "one slab only (none is right in bypass mode)");
     drop(arena);
 }
 

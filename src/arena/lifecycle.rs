@@ -23,7 +23,10 @@ impl Drop for Arena {
         if self.bypass.has_live() {
             self.counters.system_deallocations += self.bypass.release_since(0, 0);
         }
-        self.counters.system_deallocations += self.side.trim();
+        if self.side.owns_memory() {
+            self.counters.system_deallocations += self.side.trim();
+        }
+        // The chain owns nothing once its slabs are out: it is not dropped.
         let mut slabs = self.slabs.take_all();
         let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
         match self.pool() {

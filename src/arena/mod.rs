@@ -106,7 +106,9 @@ impl ScopeFloor {
 /// assert_eq!(arena.stats().bytes_in_use, 0);
 /// ```
 pub struct Arena {
-    slabs: SlabChain,
+    /// The bump region. Not dropped with the arena: the arena's drop takes
+    /// every slab out of it to hand them over, after which it owns nothing.
+    slabs: ManuallyDrop<SlabChain>,
     /// Number of scopes open on this arena.
     depth: usize,
     /// The parts an arena that only bumps never uses, dropped by `Drop for
@@ -192,7 +194,7 @@ impl Arena {
         // An empty chain's pointer is its origin: a peak of 0 bytes.
         let origin = slabs.origin_addr();
         Arena {
-            slabs,
+            slabs: ManuallyDrop::new(slabs),
             depth: 0,
             side: ManuallyDrop::new(SideChunks::new()),
             large: ManuallyDrop::new(LargeBlocks::new()),
