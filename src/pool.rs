@@ -102,13 +102,19 @@ impl SlabPool {
                 held.bytes -= slab.len();
                 return Some(slab);
             }
-            let index = (0..held.slabs.len())
-                .filter(|&i| held.slabs[i].len() >= min_bytes)
-                .min_by_key(|&i| held.slabs[i].len())?;
-            let slab = held.slabs.swap_remove(index);
-            held.bytes -= slab.len();
-            Some(slab)
+            Self::take_best_fit(held, min_bytes)
         })
+    }
+
+    /// The smallest held slab of at least `min_bytes`, searched for (out of
+    /// line: the exact fit above is the common case).
+    #[inline(never)]
+    fn take_best_fit(held: &mut PoolContents, min_bytes: usize) -> Option<Slab> {
+        let index =
+            (0..held.slabs.len()).filter(|&i| held.slabs[i].len() >= min_bytes).min_by_key(|&i| held.slabs[i].len())?;
+        let slab = held.slabs.swap_remove(index);
+        held.bytes -= slab.len();
+        Some(slab)
     }
 
     /// A held large block of exactly `class_bytes`.
