@@ -291,3 +291,45 @@ fn process_totals_count_captures_on_every_thread() {
     assert!(process.captured_bytes - before.process.captured_bytes >= 64 * 8000, "{after:?}");
     assert!(process.captures >= after.thread.captures, "the process counts this thread too");
 }
+
+#[test]
+fn captured_counts_are_exact_during_and_after_a_capture() {
+    use std::alloc::{Layout, alloc, dealloc, realloc};
+    let _serial = serial();
+    let counts = || {
+        let thread = capture_stats().thread;
+        (thread.captured_allocations, thread.captured_bytes)
+    };
+    let (allocations, bytes) = counts();
+    capture(|| {
+        let small = Layout::from_size_align(100, 8).unwrap();
+        let mut blocks: Vec<*mut u8> = Vec::with_capacity(16);
+        let (allocations, bytes) = (allocations + 1, bytes + 16 * 8);
+        // SAFETY: non-zero sizes; each block is freed once with its layout.
+        unsafe {
+            for _ in 0..10 {
+                blocks.push(alloc(small));
+            }
+            assert_eq!(counts(), (allocations + 10, bytes + 1000), "counted while the chunk is current");
+            let top = blocks.pop().unwrap();
+            let grown = realloc(top, small, 150);
+            assert_eq!(grown, top, "the top block grows in place");
+            assert_eq!(counts(), (allocations + 10, bytes + 1050), "growth counts as captured");
+            dealloc(grown, Layout::from_size_align(150, 8).unwrap());
+            for block in blocks.drain(..) {
+                dealloc(block, small);
+            }
+            assert_eq!(counts(), (allocations + 10, bytes + 1050), "frees do not uncount");
+            // Past the first chunk (256 KiB): the counts move on with the chunks.
+            let large = Layout::from_size_align(60_000, 8).unwrap();
+            for _ in 0..12 {
+                blocks.push(alloc(large));
+            }
+            assert_eq!(counts(), (allocations + 22, bytes + 1050 + 720_000), "across chunks");
+            for block in blocks.drain(..) {
+                dealloc(block, large);
+            }
+        }
+    });
+    assert_eq!(counts(), (allocations + 23, bytes + 16 * 8 + 1050 + 720_000), "the exit counts nothing twice");
+}

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
+use super::region::{
+    self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
+};
 use super::stats::{self, CaptureCounts};
 use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
@@ -58,22 +60,31 @@ std::thread_local! {
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
 /// at `current_start`; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
-/// `local_live`/`local_bytes`/`local_pages` are the allocations (their
-/// bytes, their page spans as differences) made from `current` minus those
-/// freed into it, not yet added to its record. `held`
+/// `local_allocs`/`local_alloc_bytes` count the allocations made from
+/// `current` (and their bytes, growth in place included),
+/// `local_frees`/`local_freed_bytes` the frees into it (shrinks included),
+/// and `local_pages` the difference of their page spans, none of them added
+/// to its record yet; `captured_allocations`/`captured_bytes` count what
+/// was allocated before them. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
 /// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
 /// class `c` with nothing live in them: the warm ones with their pages
 /// resident, `idle_warm_bytes` in all and at most the retention budget; the
 /// cold ones with their pages given back.
 #[derive(Debug)]
+#[repr(C)]
 struct CaptureThread {
     depth: Cell<u32>,
     current: Cell<u32>,
     current_start: Cell<*mut u8>,
     bump: Cell<usize>,
-    local_live: Cell<usize>,
-    local_bytes: Cell<usize>,
+    // In this order (`repr(C)`): a path updates a count and its bytes,
+    // which then are not neighbours, so they stay two scalar adds instead
+    // of a vector load, add and store.
+    local_allocs: Cell<usize>,
+    local_frees: Cell<usize>,
+    local_alloc_bytes: Cell<usize>,
+    local_freed_bytes: Cell<usize>,
     /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
     /// long, so that a mask, not a bounds check, keeps the hot path in it.
     local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
@@ -98,8 +109,10 @@ impl CaptureThread {
             current: Cell::new(NO_RUN),
             current_start: Cell::new(std::ptr::null_mut()),
             bump: Cell::new(NO_ROOM),
-            local_live: Cell::new(0),
-            local_bytes: Cell::new(0),
+            local_allocs: Cell::new(0),
+            local_alloc_bytes: Cell::new(0),
+            local_frees: Cell::new(0),
+            local_freed_bytes: Cell::new(0),
             local_pages: [const { Cell::new(0) }; LOCAL_PAGE_SLOTS],
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
@@ -119,9 +132,8 @@ impl CaptureThread {
         std::ptr::from_ref(self).addr()
     }
 
-    /// Counted apart from `stats`: the hot path updates two words, not the
-    /// whole record.
-    #[inline(always)]
+    /// Counts an allocation outside the current chunk (apart from `stats`,
+    /// whose other counts change only on slow paths).
     fn note_captured(&self, bytes: usize) {
         self.captured_allocations.set(self.captured_allocations.get() + 1);
         self.captured_bytes.set(self.captured_bytes.get() + bytes as u64);
@@ -147,10 +159,9 @@ impl CaptureThread {
             && layout.align() <= MAX_ALIGN
         {
             self.bump.set(end);
-            self.local_live.set(self.local_live.get().wrapping_add(1));
-            self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
+            self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
+            self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(layout.size()));
             self.count_pages(page_span(aligned, layout.size()), 1);
-            self.note_captured(layout.size());
             // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
             // current chunk, which starts at `current_start` (a chunk exists:
             // without one `bump` is `NO_ROOM` and nothing fits).
@@ -208,8 +219,8 @@ impl CaptureThread {
         if chunk != self.current.get() {
             return self.free_elsewhere(chunk, ptr, size);
         }
-        self.local_live.set(self.local_live.get().wrapping_sub(1));
-        self.local_bytes.set(self.local_bytes.get().wrapping_sub(size));
+        self.local_frees.set(self.local_frees.get().wrapping_add(1));
+        self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
         let offset = ptr.addr() - self.current_start.get().addr();
         self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
@@ -277,10 +288,13 @@ impl CaptureThread {
                 if at_top {
                     self.bump.set(offset + new_size);
                 }
-                self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                if new_size > old_size {
+                    self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(new_size - old_size));
+                } else {
+                    self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(old_size - new_size));
+                }
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
                 self.count_pages((old_after, new_after), 1);
-                self.note_grown(old_size, new_size);
                 return true;
             }
             return false;
@@ -359,11 +373,25 @@ impl CaptureThread {
         self.debug_check_invariants();
     }
 
-    /// This thread's counters.
+    /// Adds what was counted locally for the current chunk to its record
+    /// (`current`'s) and to this thread's counters, and zeroes it; returns
+    /// the record's new live count.
+    fn flush_locals(&self, record: &RunRecord) -> usize {
+        let (allocs, alloc_bytes) = (self.local_allocs.replace(0), self.local_alloc_bytes.replace(0));
+        let (frees, freed_bytes) = (self.local_frees.replace(0), self.local_freed_bytes.replace(0));
+        self.captured_allocations.set(self.captured_allocations.get() + allocs as u64);
+        self.captured_bytes.set(self.captured_bytes.get() + alloc_bytes as u64);
+        record.live_bytes.fetch_add(alloc_bytes.wrapping_sub(freed_bytes), Ordering::Relaxed);
+        record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
+        record.live.add_owned(allocs.wrapping_sub(frees))
+    }
+
+    /// This thread's counters: the captured ones summed at read time, so
+    /// that the hot path updates only the current chunk's local counts.
     fn counts(&self) -> CaptureCounts {
         CaptureCounts {
-            captured_allocations: self.captured_allocations.get(),
-            captured_bytes: self.captured_bytes.get(),
+            captured_allocations: self.captured_allocations.get() + self.local_allocs.get() as u64,
+            captured_bytes: self.captured_bytes.get() + self.local_alloc_bytes.get() as u64,
             ..self.stats.get()
         }
     }

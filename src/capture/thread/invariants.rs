@@ -11,8 +11,10 @@ impl CaptureThread {
     /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
     /// first one broken. Allocates nothing (it runs inside the allocator).
     fn check_invariants(&self, region: Option<&Region>) -> Result<(), &'static str> {
-        let locals_zero = self.local_live.get() == 0
-            && self.local_bytes.get() == 0
+        let locals_zero = self.local_allocs.get() == 0
+            && self.local_alloc_bytes.get() == 0
+            && self.local_frees.get() == 0
+            && self.local_freed_bytes.get() == 0
             && self.local_pages.iter().all(|slot| slot.get() == 0);
         let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
         if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {

@@ -9,22 +9,17 @@ use std::sync::atomic::Ordering;
 use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, CHUNK_PAGES, NO_RUN, PAGE_SHIFT, Region, run_class};
+use crate::capture::region::{self, CHUNK_BYTES, NO_RUN, PAGE_SHIFT, Region, run_class};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
     /// live, otherwise takes another. `None` if the region is full.
     pub(super) fn next_chunk(&self, region: &Region) -> Option<()> {
         let current = self.current.get();
-        if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            if record.live.add_owned(self.local_live.replace(0)) == HOLD {
-                self.bump.set(0);
-                return Some(());
-            }
-            // It stays held; the owner's free that empties it makes it idle.
+        // Otherwise it stays held; the owner's free that empties it makes it idle.
+        if current != NO_RUN && self.flush_locals(region.record(current)) == HOLD {
+            self.bump.set(0);
+            return Some(());
         }
         self.current.set(NO_RUN);
         self.bump.set(NO_ROOM);
@@ -95,10 +90,7 @@ impl CaptureThread {
         self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
         if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            record.live.add_owned(self.local_live.replace(0));
+            self.flush_locals(region.record(current));
         }
         let mut run = self.held.replace(NO_RUN);
         let mut empty = NO_RUN;
