@@ -333,3 +333,30 @@ fn captured_counts_are_exact_during_and_after_a_capture() {
     });
     assert_eq!(counts(), (allocations + 23, bytes + 16 * 8 + 1050 + 720_000), "the exit counts nothing twice");
 }
+
+#[test]
+fn requests_outside_a_capture_are_neither_captured_nor_counted() {
+    let _serial = serial();
+    std::thread::spawn(|| {
+        let counts = || {
+            let thread = capture_stats().thread;
+            (thread.captured_allocations, thread.captured_bytes, thread.forwarded_allocations)
+        };
+        let before = counts();
+        // Outside any capture of this thread (the region may exist already).
+        let early = std::hint::black_box(Box::new([1_u8; 100]));
+        assert_eq!(counts(), before, "not captured before the thread's first capture");
+        capture(|| drop(std::hint::black_box(vec![2_u8; 100])));
+        let during = counts();
+        assert_eq!((during.0 - before.0, during.1 - before.1), (1, 100));
+        // After it, with the thread's chunk given up, and with the arena's
+        // own (busy) requests as well.
+        let late = std::hint::black_box(vec![3_u8; 100]);
+        let sum = arena::scope(|s| s.filled(100_000, 1_u64).iter().sum::<u64>());
+        assert_eq!(sum, 100_000);
+        assert_eq!(counts(), during, "not captured, not forwarded after the capture");
+        assert_eq!((early[99], late[99]), (1, 3));
+    })
+    .join()
+    .unwrap();
+}

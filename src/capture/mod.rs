@@ -159,8 +159,8 @@ mod global {
 
         #[inline]
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            match region::chunk_of(ptr) {
-                Some(chunk) => thread::free(chunk, ptr, layout),
+            match region::offset_of(ptr) {
+                Some(offset) => thread::free(offset, ptr, layout),
                 // SAFETY: not in the region, so `A` made it (the caller's
                 // contract: this allocator made it, with `layout`).
                 None => unsafe { self.inner.dealloc(ptr, layout) },

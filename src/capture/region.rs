@@ -64,7 +64,13 @@ pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
 /// Reads one process-wide word, never the memory behind `ptr`.
 #[inline(always)]
 pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
-    BOUNDS.offset_of(ptr.addr()).map(|offset| (offset >> CHUNK_SHIFT) as u32)
+    offset_of(ptr).map(|offset| (offset >> CHUNK_SHIFT) as u32)
+}
+
+/// The offset of `ptr` in the region, if capture made it; like [`chunk_of`].
+#[inline(always)]
+pub(crate) fn offset_of(ptr: *mut u8) -> Option<usize> {
+    BOUNDS.offset_of(ptr.addr())
 }
 
 /// The record of one chunk; only a run's first chunk's record is used. All

@@ -21,10 +21,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{
-    self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
+    self, CHUNK_BYTES, CHUNK_PAGES, CHUNK_SHIFT, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
 };
 use super::stats::{self, CaptureCounts};
-use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
 
 mod invariants;
@@ -41,6 +40,9 @@ const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
 const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
+/// `current_base` when there is no chunk: no region offset (the region is
+/// at most `2^62` bytes) is within a chunk of it.
+const NO_BASE: usize = 1 << (usize::BITS - 1);
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -58,7 +60,8 @@ std::thread_local! {
 ///
 /// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
-/// at `current_start`; `bump` is the offset of its first free byte
+/// at `current_start`, at offset `current_base` of the region (`NO_BASE`
+/// without one); `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
 /// `local_allocs`/`local_alloc_bytes` count the allocations made from
 /// `current` (and their bytes, growth in place included),
@@ -77,6 +80,7 @@ struct CaptureThread {
     depth: Cell<u32>,
     current: Cell<u32>,
     current_start: Cell<*mut u8>,
+    current_base: Cell<usize>,
     bump: Cell<usize>,
     // In this order (`repr(C)`): a path updates a count and its bytes,
     // which then are not neighbours, so they stay two scalar adds instead
@@ -108,6 +112,7 @@ impl CaptureThread {
             depth: Cell::new(0),
             current: Cell::new(NO_RUN),
             current_start: Cell::new(std::ptr::null_mut()),
+            current_base: Cell::new(NO_BASE),
             bump: Cell::new(NO_ROOM),
             local_allocs: Cell::new(0),
             local_alloc_bytes: Cell::new(0),
@@ -145,31 +150,36 @@ impl CaptureThread {
         self.stats.set(stats);
     }
 
+    /// Serves `layout` from this thread's capture, or `None` (not
+    /// capturing, or a request capture forwards).
+    ///
+    /// The fast path does not test `depth`: outside a capture `bump` is
+    /// `NO_ROOM`, so nothing fits and the slow path answers.
     #[inline(always)]
     fn alloc(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
-        if thread_is_busy() {
-            // The arena's own bookkeeping: it outlives the capture.
-            return self.forward();
-        }
-        // Ending strictly below the chunk's end: even a zero-sized request
-        // then points inside the chunk, so `chunk_of` finds it.
-        let placed = bump_up(self.bump.get(), CHUNK_BYTES - 1, layout.size(), layout.align());
-        if let Some(Placement { start: aligned, end }) = placed
-            && layout.size() <= SMALL_MAX_BYTES
-            && layout.align() <= MAX_ALIGN
-        {
-            self.bump.set(end);
-            self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
-            self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(layout.size()));
-            self.count_pages(page_span(aligned, layout.size()), 1);
-            // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
-            // current chunk, which starts at `current_start` (a chunk exists:
-            // without one `bump` is `NO_ROOM` and nothing fits).
-            let ptr = unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) };
-            if self.recording.get() {
-                escapes::record(ptr.as_ptr().addr(), layout.size(), self.capture_key());
+        let (size, align) = (layout.size(), layout.align());
+        // Busy: the arena's own bookkeeping, which outlives the capture.
+        if size <= SMALL_MAX_BYTES && align <= MAX_ALIGN && !thread_is_busy() {
+            // `bump <= NO_ROOM`, and the size and alignment are bounded, so
+            // nothing here overflows.
+            let aligned = (self.bump.get() + (align - 1)) & !(align - 1);
+            let end = aligned + size;
+            // Ending strictly below the chunk's end: even a zero-sized
+            // request then points inside the chunk, so `chunk_of` finds it.
+            if end < CHUNK_BYTES {
+                self.bump.set(end);
+                self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
+                self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(size));
+                self.count_pages(page_span(aligned, size), 1);
+                // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside
+                // the current chunk, which starts at `current_start` (a chunk
+                // exists: without one `bump` is `NO_ROOM` and nothing fits).
+                let ptr = unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) };
+                if self.recording.get() {
+                    escapes::record(ptr.as_ptr().addr(), size, self.capture_key());
+                }
+                return Some(ptr);
             }
-            return Some(ptr);
         }
         self.alloc_cold(layout, retain_bytes)
     }
@@ -177,12 +187,20 @@ impl CaptureThread {
     #[cold]
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
+        if self.depth.get() == 0 {
+            // Not capturing: the inner allocator's, and not counted.
+            return None;
+        }
+        if thread_is_busy() {
+            return self.forward();
+        }
         set_retain_bytes(retain_bytes);
         let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
         if layout.size() <= SMALL_MAX_BYTES {
+            // It did not fit in what is left of the current chunk.
             if self.next_chunk(region).is_none() {
                 return self.forward();
             }
@@ -213,15 +231,17 @@ impl CaptureThread {
         None
     }
 
-    /// Frees an allocation of `size` bytes at `ptr`, in chunk `chunk`.
+    /// Frees an allocation of `size` bytes at `ptr`, at offset
+    /// `region_offset` of the region.
     #[inline(always)]
-    fn free(&self, chunk: u32, ptr: *mut u8, size: usize) {
-        if chunk != self.current.get() {
-            return self.free_elsewhere(chunk, ptr, size);
+    fn free(&self, region_offset: usize, ptr: *mut u8, size: usize) {
+        // One compare for "in the current chunk" and its offset in it.
+        let offset = region_offset.wrapping_sub(self.current_base.get());
+        if offset >= CHUNK_BYTES {
+            return self.free_elsewhere((region_offset >> CHUNK_SHIFT) as u32, ptr, size);
         }
         self.local_frees.set(self.local_frees.get().wrapping_add(1));
         self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
-        let offset = ptr.addr() - self.current_start.get().addr();
         self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
@@ -415,16 +435,15 @@ fn this_thread<'a>() -> &'a CaptureThread {
 /// a request capture forwards): the caller asks the inner allocator.
 #[inline(always)]
 pub(crate) fn alloc(layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
-    let thread = this_thread();
-    if thread.depth.get() == 0 { None } else { thread.alloc(layout, retain_bytes) }
+    this_thread().alloc(layout, retain_bytes)
 }
 
-/// Frees an allocation that [`alloc`] made (`chunk` from `region::chunk_of`).
-// Out of line: `GlobalArena::dealloc` stays small for the frees that are
-// not captured, which are most frees outside a capture.
-#[inline(never)]
-pub(crate) fn free(chunk: u32, ptr: *mut u8, layout: Layout) {
-    this_thread().free(chunk, ptr, layout.size());
+/// Frees an allocation that [`alloc`] made (`region_offset` from
+/// `region::offset_of`). Inline up to the test for the current chunk; the
+/// frees of other runs are out of line.
+#[inline(always)]
+pub(crate) fn free(region_offset: usize, ptr: *mut u8, layout: Layout) {
+    this_thread().free(region_offset, ptr, layout.size());
 }
 
 /// Resizes an allocation that [`alloc`] made without moving it, if it can.

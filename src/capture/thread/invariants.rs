@@ -3,8 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
-use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
+use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
+use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, CHUNK_SHIFT, NO_RUN, Region, run_class};
 use crate::sync::BusyGuard;
 
 impl CaptureThread {
@@ -32,6 +32,10 @@ impl CaptureThread {
             };
         };
         let current = self.current.get();
+        let base = if current == NO_RUN { NO_BASE } else { (current as usize) << CHUNK_SHIFT };
+        if self.current_base.get() != base {
+            return Err("`current_base` is the current chunk's offset in the region");
+        }
         if current == NO_RUN {
             if self.bump.get() != NO_ROOM || !locals_zero {
                 return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");

@@ -6,10 +6,10 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, NO_RUN, PAGE_SHIFT, Region, run_class};
+use crate::capture::region::{self, CHUNK_BYTES, CHUNK_SHIFT, NO_RUN, PAGE_SHIFT, Region, run_class};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
@@ -22,11 +22,13 @@ impl CaptureThread {
             return Some(());
         }
         self.current.set(NO_RUN);
+        self.current_base.set(NO_BASE);
         self.bump.set(NO_ROOM);
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
         region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
+        self.current_base.set((run as usize) << CHUNK_SHIFT);
         self.current_start.set(region.chunk_start(run).as_ptr());
         self.bump.set(0);
         self.debug_check_invariants();
@@ -83,6 +85,7 @@ impl CaptureThread {
     /// others are quarantined.
     pub(super) fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
+        self.current_base.set(NO_BASE);
         self.bump.set(NO_ROOM);
         for list in self.idle_warm.iter().chain(&self.idle_cold) {
             list.set(NO_RUN);
