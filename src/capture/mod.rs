@@ -61,11 +61,12 @@ mod global {
     /// ```
     ///
     /// # Cost model
-    /// - Outside a capture: one thread-local test per allocation, and per
+    /// - Outside a capture: two thread-local tests per allocation, and per
     ///   free a compare of the pointer with the region's bounds (one
     ///   process-wide load), then `A`.
     /// - Inside: a small request (up to 64 KiB) is a pointer bump in a
-    ///   256 KiB chunk and a free is a counter update; the last allocation's
+    ///   256 KiB chunk and a free is a counter update (with the escape
+    ///   report on, both take the slow path); the last allocation's
     ///   bytes are reused at once. A larger request gets a run of whole chunks
     ///   of its own, reused by the next request of its size class with its
     ///   pages resident: no syscall, no page fault. Idle runs beyond

@@ -61,7 +61,9 @@ std::thread_local! {
 /// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
 /// at `current_start`, at offset `current_base` of the region (`NO_BASE`
-/// without one); `bump` is the offset of its first free byte
+/// without one, and while the capture records escapes); `fast_limit` is
+/// `SMALL_MAX_BYTES + 1` while a capture that does not record runs, zero
+/// otherwise; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
 /// `local_allocs`/`local_alloc_bytes` count the allocations made from
 /// `current` (and their bytes, growth in place included),
@@ -82,6 +84,9 @@ struct CaptureThread {
     current_start: Cell<*mut u8>,
     current_base: Cell<usize>,
     bump: Cell<usize>,
+    /// Requests below this size may take the fast path: zero outside a
+    /// capture and while it records escapes, `SMALL_MAX_BYTES + 1` otherwise.
+    fast_limit: Cell<usize>,
     // In this order (`repr(C)`): a path updates a count and its bytes,
     // which then are not neighbours, so they stay two scalar adds instead
     // of a vector load, add and store.
@@ -114,6 +119,7 @@ impl CaptureThread {
             current_start: Cell::new(std::ptr::null_mut()),
             current_base: Cell::new(NO_BASE),
             bump: Cell::new(NO_ROOM),
+            fast_limit: Cell::new(0),
             local_allocs: Cell::new(0),
             local_alloc_bytes: Cell::new(0),
             local_frees: Cell::new(0),
@@ -152,45 +158,54 @@ impl CaptureThread {
 
     /// Serves `layout` from this thread's capture, or `None` (not
     /// capturing, or a request capture forwards).
-    ///
-    /// The fast path does not test `depth`: outside a capture `bump` is
-    /// `NO_ROOM`, so nothing fits and the slow path answers.
     #[inline(always)]
     fn alloc(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
         let (size, align) = (layout.size(), layout.align());
-        // Busy: the arena's own bookkeeping, which outlives the capture.
-        if size <= SMALL_MAX_BYTES && align <= MAX_ALIGN && !thread_is_busy() {
-            // `bump <= NO_ROOM`, and the size and alignment are bounded, so
-            // nothing here overflows.
-            let aligned = (self.bump.get() + (align - 1)) & !(align - 1);
-            let end = aligned + size;
-            // Ending strictly below the chunk's end: even a zero-sized
-            // request then points inside the chunk, so `chunk_of` finds it.
-            if end < CHUNK_BYTES {
-                self.bump.set(end);
-                self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
-                self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(size));
-                self.count_pages(page_span(aligned, size), 1);
-                // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside
-                // the current chunk, which starts at `current_start` (a chunk
-                // exists: without one `bump` is `NO_ROOM` and nothing fits).
-                let ptr = unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) };
-                if self.recording.get() {
-                    escapes::record(ptr.as_ptr().addr(), size, self.capture_key());
-                }
+        // `fast_limit` is zero outside a capture and while it records
+        // escapes. Tested first and apart, so that a request outside a
+        // capture costs it and the `depth` test, nothing more.
+        if size < self.fast_limit.get() {
+            // Busy: the arena's own bookkeeping, which outlives the capture.
+            if align <= MAX_ALIGN
+                && !thread_is_busy()
+                && let Some(ptr) = self.bump_small(size, align)
+            {
                 return Some(ptr);
             }
+        } else if self.depth.get() == 0 {
+            // Not capturing: the inner allocator's, and not counted.
+            return None;
         }
         self.alloc_cold(layout, retain_bytes)
+    }
+
+    /// Bumps `size` bytes (at most `SMALL_MAX_BYTES`) aligned to `align` (at
+    /// most `MAX_ALIGN`) through the current chunk, if they fit.
+    #[inline(always)]
+    fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(size <= SMALL_MAX_BYTES && align <= MAX_ALIGN);
+        // `bump <= NO_ROOM`, and the size and alignment are bounded, so
+        // nothing here overflows.
+        let aligned = (self.bump.get() + (align - 1)) & !(align - 1);
+        let end = aligned + size;
+        // Ending strictly below the chunk's end: even a zero-sized request
+        // then points inside the chunk, so `chunk_of` finds it.
+        if end >= CHUNK_BYTES {
+            return None;
+        }
+        self.bump.set(end);
+        self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
+        self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(size));
+        self.count_pages(page_span(aligned, size), 1);
+        // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
+        // current chunk, which starts at `current_start` (a chunk exists:
+        // without one `bump` is `NO_ROOM` and nothing fits).
+        Some(unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) })
     }
 
     #[cold]
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
-        if self.depth.get() == 0 {
-            // Not capturing: the inner allocator's, and not counted.
-            return None;
-        }
         if thread_is_busy() {
             return self.forward();
         }
@@ -199,13 +214,23 @@ impl CaptureThread {
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
-        if layout.size() <= SMALL_MAX_BYTES {
-            // It did not fit in what is left of the current chunk.
-            if self.next_chunk(region).is_none() {
-                return self.forward();
+        let (size, align) = (layout.size(), layout.align());
+        if size <= SMALL_MAX_BYTES {
+            // A recording capture's requests all come here; the others did
+            // not fit in what is left of the current chunk.
+            let ptr = match self.bump_small(size, align) {
+                Some(ptr) => ptr,
+                None => {
+                    if self.next_chunk(region).is_none() {
+                        return self.forward();
+                    }
+                    self.bump_small(size, align).expect("an empty chunk holds every small request")
+                }
+            };
+            if self.recording.get() {
+                escapes::record(ptr.as_ptr().addr(), size, self.capture_key());
             }
-            // An empty chunk holds every small request.
-            return self.alloc(layout, retain_bytes);
+            return Some(ptr);
         }
         let Some((class, class_chunks)) = run_class(layout.size().div_ceil(CHUNK_BYTES)) else {
             return self.forward();
@@ -235,11 +260,19 @@ impl CaptureThread {
     /// `region_offset` of the region.
     #[inline(always)]
     fn free(&self, region_offset: usize, ptr: *mut u8, size: usize) {
-        // One compare for "in the current chunk" and its offset in it.
+        // One compare for "in the current chunk" and its offset in it
+        // (never while the capture records escapes: `current_base` is
+        // `NO_BASE` then).
         let offset = region_offset.wrapping_sub(self.current_base.get());
         if offset >= CHUNK_BYTES {
-            return self.free_elsewhere((region_offset >> CHUNK_SHIFT) as u32, ptr, size);
+            return self.free_elsewhere(region_offset, ptr, size);
         }
+        self.free_local(offset, size);
+    }
+
+    /// Frees an allocation of `size` bytes at `offset` of the current chunk.
+    #[inline(always)]
+    fn free_local(&self, offset: usize, size: usize) {
         self.local_frees.set(self.local_frees.get().wrapping_add(1));
         self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
         self.count_pages(page_span(offset, size), u32::MAX);
@@ -247,21 +280,22 @@ impl CaptureThread {
             // The last allocation: its bytes are reused at once.
             self.bump.set(offset);
         }
-        // Last, as a tail call: the path without the report saves no
-        // registers for it.
-        if self.recording.get() {
-            escapes::forget(ptr.addr());
-        }
     }
 
     /// Frees an allocation in a run other than the chunk this thread bumps
-    /// through: one atomic decrement of the run's count.
+    /// through (one atomic decrement of the run's count), or, while the
+    /// capture records escapes, any allocation.
     #[inline(never)]
-    fn free_elsewhere(&self, chunk: u32, ptr: *mut u8, size: usize) {
-        let region = Region::get().expect("a captured pointer implies the region");
+    fn free_elsewhere(&self, region_offset: usize, ptr: *mut u8, size: usize) {
         if escapes::ever_on() {
             escapes::forget(ptr.addr());
         }
+        let chunk = (region_offset >> CHUNK_SHIFT) as u32;
+        if chunk == self.current.get() {
+            // Recording: the current chunk's frees come here too.
+            return self.free_local(region_offset & (CHUNK_BYTES - 1), size);
+        }
+        let region = Region::get().expect("a captured pointer implies the region");
         let record = region.record(chunk);
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
         if record.bump.load(Ordering::Relaxed) {
@@ -374,7 +408,9 @@ impl CaptureThread {
         let depth = self.depth.get();
         if depth == 0 {
             self.count(|s| s.captures += 1);
-            self.recording.set(escapes::on());
+            let recording = escapes::on();
+            self.recording.set(recording);
+            self.fast_limit.set(if recording { 0 } else { SMALL_MAX_BYTES + 1 });
         }
         self.depth.set(depth + 1);
     }
@@ -387,6 +423,7 @@ impl CaptureThread {
         if depth > 0 {
             return;
         }
+        self.fast_limit.set(0);
         self.give_up_runs();
         let counts = self.counts();
         stats::add_to_process(&counts, &self.added_to_process.replace(counts));

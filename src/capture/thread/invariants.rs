@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, CHUNK_SHIFT, NO_RUN, Region, run_class};
 use crate::sync::BusyGuard;
 
@@ -20,6 +20,10 @@ impl CaptureThread {
         if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
             return Err("a page difference lies past the chunk's last page");
         }
+        let fast = self.depth.get() > 0 && !self.recording.get();
+        if self.fast_limit.get() != if fast { SMALL_MAX_BYTES + 1 } else { 0 } {
+            return Err("`fast_limit` opens the fast path only in a capture that does not record");
+        }
         let Some(region) = region.filter(|_| self.depth.get() > 0) else {
             let idle = self.current.get() == NO_RUN
                 && self.held.get() == NO_RUN
@@ -32,9 +36,9 @@ impl CaptureThread {
             };
         };
         let current = self.current.get();
-        let base = if current == NO_RUN { NO_BASE } else { (current as usize) << CHUNK_SHIFT };
+        let base = if current == NO_RUN || self.recording.get() { NO_BASE } else { (current as usize) << CHUNK_SHIFT };
         if self.current_base.get() != base {
-            return Err("`current_base` is the current chunk's offset in the region");
+            return Err("`current_base` is the current chunk's offset in the region, unless recording");
         }
         if current == NO_RUN {
             if self.bump.get() != NO_ROOM || !locals_zero {

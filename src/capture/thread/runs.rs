@@ -28,7 +28,8 @@ impl CaptureThread {
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
         region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
-        self.current_base.set((run as usize) << CHUNK_SHIFT);
+        // A recording capture's frees all take the slow path.
+        self.current_base.set(if self.recording.get() { NO_BASE } else { (run as usize) << CHUNK_SHIFT });
         self.current_start.set(region.chunk_start(run).as_ptr());
         self.bump.set(0);
         self.debug_check_invariants();
