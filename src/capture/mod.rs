@@ -130,7 +130,7 @@ mod global {
     }
 
     // SAFETY: every pointer returned is either `A`'s (and goes back to `A`:
-    // `region::chunk_of` is false for it, since `A` never returns memory
+    // `region::contains` is false for it, since `A` never returns memory
     // inside the region's private mapping) or a captured block of at least
     // `layout.size()` bytes aligned to `layout.align()` inside the region,
     // not shared with any live allocation (runs are reused only at a count
@@ -160,11 +160,12 @@ mod global {
 
         #[inline]
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            match region::offset_of(ptr) {
-                Some(offset) => thread::free(offset, ptr, layout),
+            if region::contains(ptr) {
+                thread::free(ptr, layout);
+            } else {
                 // SAFETY: not in the region, so `A` made it (the caller's
                 // contract: this allocator made it, with `layout`).
-                None => unsafe { self.inner.dealloc(ptr, layout) },
+                unsafe { self.inner.dealloc(ptr, layout) }
             }
         }
 

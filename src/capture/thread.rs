@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{
-    self, CHUNK_BYTES, CHUNK_PAGES, CHUNK_SHIFT, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
+    self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
 };
 use super::stats::{self, CaptureCounts};
 use crate::sync::{BusyGuard, thread_is_busy};
@@ -40,9 +40,10 @@ const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
 const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
-/// `current_base` when there is no chunk: no region offset (the region is
-/// at most `2^62` bytes) is within a chunk of it.
-const NO_BASE: usize = 1 << (usize::BITS - 1);
+/// `current_base` when there is no chunk: no address of the region (which
+/// starts at a non-zero multiple of its size, above a chunk) is within a
+/// chunk of it.
+const NO_BASE: usize = 0;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -60,8 +61,8 @@ std::thread_local! {
 ///
 /// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
-/// at `current_start`, at offset `current_base` of the region (`NO_BASE`
-/// without one, and while the capture records escapes); `fast_limit` is
+/// at `current_start`, whose address is `current_base` (`NO_BASE` without
+/// one, and while the capture records escapes); `fast_limit` is
 /// `SMALL_MAX_BYTES + 1` while a capture that does not record runs, zero
 /// otherwise; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
@@ -256,16 +257,15 @@ impl CaptureThread {
         None
     }
 
-    /// Frees an allocation of `size` bytes at `ptr`, at offset
-    /// `region_offset` of the region.
+    /// Frees an allocation of `size` bytes at `ptr`, in the region.
     #[inline(always)]
-    fn free(&self, region_offset: usize, ptr: *mut u8, size: usize) {
+    fn free(&self, ptr: *mut u8, size: usize) {
         // One compare for "in the current chunk" and its offset in it
         // (never while the capture records escapes: `current_base` is
         // `NO_BASE` then).
-        let offset = region_offset.wrapping_sub(self.current_base.get());
+        let offset = ptr.addr().wrapping_sub(self.current_base.get());
         if offset >= CHUNK_BYTES {
-            return self.free_elsewhere(region_offset, ptr, size);
+            return self.free_elsewhere(ptr, size);
         }
         self.free_local(offset, size);
     }
@@ -286,14 +286,14 @@ impl CaptureThread {
     /// through (one atomic decrement of the run's count), or, while the
     /// capture records escapes, any allocation.
     #[inline(never)]
-    fn free_elsewhere(&self, region_offset: usize, ptr: *mut u8, size: usize) {
+    fn free_elsewhere(&self, ptr: *mut u8, size: usize) {
         if escapes::ever_on() {
             escapes::forget(ptr.addr());
         }
-        let chunk = (region_offset >> CHUNK_SHIFT) as u32;
+        let chunk = region::chunk_of(ptr).expect("a captured pointer lies in the region");
         if chunk == self.current.get() {
             // Recording: the current chunk's frees come here too.
-            return self.free_local(region_offset & (CHUNK_BYTES - 1), size);
+            return self.free_local(ptr.addr() - self.current_start.get().addr(), size);
         }
         let region = Region::get().expect("a captured pointer implies the region");
         let record = region.record(chunk);
@@ -475,12 +475,12 @@ pub(crate) fn alloc(layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> 
     this_thread().alloc(layout, retain_bytes)
 }
 
-/// Frees an allocation that [`alloc`] made (`region_offset` from
-/// `region::offset_of`). Inline up to the test for the current chunk; the
-/// frees of other runs are out of line.
+/// Frees an allocation that [`alloc`] made (`region::contains` it). Inline
+/// up to the test for the current chunk; the frees of other runs are out of
+/// line.
 #[inline(always)]
-pub(crate) fn free(region_offset: usize, ptr: *mut u8, layout: Layout) {
-    this_thread().free(region_offset, ptr, layout.size());
+pub(crate) fn free(ptr: *mut u8, layout: Layout) {
+    this_thread().free(ptr, layout.size());
 }
 
 /// Resizes an allocation that [`alloc`] made without moving it, if it can.

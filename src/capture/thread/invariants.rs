@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
-use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, CHUNK_SHIFT, NO_RUN, Region, run_class};
+use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 use crate::sync::BusyGuard;
 
 impl CaptureThread {
@@ -26,6 +26,7 @@ impl CaptureThread {
         }
         let Some(region) = region.filter(|_| self.depth.get() > 0) else {
             let idle = self.current.get() == NO_RUN
+                && self.current_base.get() == NO_BASE
                 && self.held.get() == NO_RUN
                 && self.bump.get() == NO_ROOM
                 && no_idle
@@ -36,9 +37,9 @@ impl CaptureThread {
             };
         };
         let current = self.current.get();
-        let base = if current == NO_RUN || self.recording.get() { NO_BASE } else { (current as usize) << CHUNK_SHIFT };
+        let base = if current == NO_RUN || self.recording.get() { NO_BASE } else { self.current_start.get().addr() };
         if self.current_base.get() != base {
-            return Err("`current_base` is the current chunk's offset in the region, unless recording");
+            return Err("`current_base` is the current chunk's address, unless recording");
         }
         if current == NO_RUN {
             if self.bump.get() != NO_ROOM || !locals_zero {

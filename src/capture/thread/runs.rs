@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, CHUNK_SHIFT, NO_RUN, PAGE_SHIFT, Region, run_class};
+use crate::capture::region::{self, CHUNK_BYTES, NO_RUN, PAGE_SHIFT, Region, run_class};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
@@ -28,9 +28,9 @@ impl CaptureThread {
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
         region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
-        // A recording capture's frees all take the slow path.
-        self.current_base.set(if self.recording.get() { NO_BASE } else { (run as usize) << CHUNK_SHIFT });
         self.current_start.set(region.chunk_start(run).as_ptr());
+        // A recording capture's frees all take the slow path.
+        self.current_base.set(if self.recording.get() { NO_BASE } else { self.current_start.get().addr() });
         self.bump.set(0);
         self.debug_check_invariants();
         Some(())
