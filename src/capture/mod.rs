@@ -74,8 +74,9 @@ mod global {
     ///   default) give their pages back with `madvise(MADV_DONTNEED)`;
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
-    ///   arena itself is allocating, and anything once the reservation (up to
-    ///   32 GiB of address space, made on the first captured request) is full go to `A`.
+    ///   arena itself is allocating, and anything once the region (up to
+    ///   32 GiB, in twice as much address space reserved on the first
+    ///   captured request) is full go to `A`.
     ///   `realloc` of memory `A` made stays with `A`.
     ///
     /// # Fork

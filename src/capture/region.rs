@@ -299,9 +299,9 @@ impl Region {
         unsafe { self.start.add((chunk as usize) << CHUNK_SHIFT) }
     }
 
-    /// Bytes reserved.
+    /// Address space reserved: the region and the room to align it.
     pub(crate) fn reserved_bytes(&self) -> usize {
-        (self.chunks as usize) << CHUNK_SHIFT
+        self.memory.len()
     }
 
     fn cache(&self) -> MutexGuard<'_, RunCache> {
