@@ -291,3 +291,72 @@ fn process_totals_count_captures_on_every_thread() {
     assert!(process.captured_bytes - before.process.captured_bytes >= 64 * 8000, "{after:?}");
     assert!(process.captures >= after.thread.captures, "the process counts this thread too");
 }
+
+#[test]
+fn captured_counts_are_exact_during_and_after_a_capture() {
+    use std::alloc::{Layout, alloc, dealloc, realloc};
+    let _serial = serial();
+    let counts = || {
+        let thread = capture_stats().thread;
+        (thread.captured_allocations, thread.captured_bytes)
+    };
+    let (allocations, bytes) = counts();
+    capture(|| {
+        let small = Layout::from_size_align(100, 8).unwrap();
+        let mut blocks: Vec<*mut u8> = Vec::with_capacity(16);
+        let (allocations, bytes) = (allocations + 1, bytes + 16 * 8);
+        // SAFETY: non-zero sizes; each block is freed once with its layout.
+        unsafe {
+            for _ in 0..10 {
+                blocks.push(alloc(small));
+            }
+            assert_eq!(counts(), (allocations + 10, bytes + 1000), "counted while the chunk is current");
+            let top = blocks.pop().unwrap();
+            let grown = realloc(top, small, 150);
+            assert_eq!(grown, top, "the top block grows in place");
+            assert_eq!(counts(), (allocations + 10, bytes + 1050), "growth counts as captured");
+            dealloc(grown, Layout::from_size_align(150, 8).unwrap());
+            for block in blocks.drain(..) {
+                dealloc(block, small);
+            }
+            assert_eq!(counts(), (allocations + 10, bytes + 1050), "frees do not uncount");
+            // Past the first chunk (256 KiB): the counts move on with the chunks.
+            let large = Layout::from_size_align(60_000, 8).unwrap();
+            for _ in 0..12 {
+                blocks.push(alloc(large));
+            }
+            assert_eq!(counts(), (allocations + 22, bytes + 1050 + 720_000), "across chunks");
+            for block in blocks.drain(..) {
+                dealloc(block, large);
+            }
+        }
+    });
+    assert_eq!(counts(), (allocations + 23, bytes + 16 * 8 + 1050 + 720_000), "the exit counts nothing twice");
+}
+
+#[test]
+fn requests_outside_a_capture_are_neither_captured_nor_counted() {
+    let _serial = serial();
+    std::thread::spawn(|| {
+        let counts = || {
+            let thread = capture_stats().thread;
+            (thread.captured_allocations, thread.captured_bytes, thread.forwarded_allocations)
+        };
+        let before = counts();
+        // Outside any capture of this thread (the region may exist already).
+        let early = std::hint::black_box(Box::new([1_u8; 100]));
+        assert_eq!(counts(), before, "not captured before the thread's first capture");
+        capture(|| drop(std::hint::black_box(vec![2_u8; 100])));
+        let during = counts();
+        assert_eq!((during.0 - before.0, during.1 - before.1), (1, 100));
+        // After it, with the thread's chunk given up, and with the arena's
+        // own (busy) requests as well.
+        let late = std::hint::black_box(vec![3_u8; 100]);
+        let sum = arena::scope(|s| s.filled(100_000, 1_u64).iter().sum::<u64>());
+        assert_eq!(sum, 100_000);
+        assert_eq!(counts(), during, "not captured, not forwarded after the capture");
+        assert_eq!((early[99], late[99]), (1, 3));
+    })
+    .join()
+    .unwrap();
+}

@@ -61,11 +61,12 @@ mod global {
     /// ```
     ///
     /// # Cost model
-    /// - Outside a capture: one thread-local test per allocation, and per
+    /// - Outside a capture: two thread-local tests per allocation, and per
     ///   free a compare of the pointer with the region's bounds (one
     ///   process-wide load), then `A`.
     /// - Inside: a small request (up to 64 KiB) is a pointer bump in a
-    ///   256 KiB chunk and a free is a counter update; the last allocation's
+    ///   256 KiB chunk and a free is a counter update (with the escape
+    ///   report on, both take the slow path); the last allocation's
     ///   bytes are reused at once. A larger request gets a run of whole chunks
     ///   of its own, reused by the next request of its size class with its
     ///   pages resident: no syscall, no page fault. Idle runs beyond
@@ -73,8 +74,9 @@ mod global {
     ///   default) give their pages back with `madvise(MADV_DONTNEED)`;
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
-    ///   arena itself is allocating, and anything once the reservation (up to
-    ///   32 GiB of address space, made on the first captured request) is full go to `A`.
+    ///   arena itself is allocating, and anything once the region (up to
+    ///   32 GiB, in twice as much address space reserved on the first
+    ///   captured request) is full go to `A`.
     ///   `realloc` of memory `A` made stays with `A`.
     ///
     /// # Fork
@@ -129,7 +131,7 @@ mod global {
     }
 
     // SAFETY: every pointer returned is either `A`'s (and goes back to `A`:
-    // `region::chunk_of` is false for it, since `A` never returns memory
+    // `region::contains` is false for it, since `A` never returns memory
     // inside the region's private mapping) or a captured block of at least
     // `layout.size()` bytes aligned to `layout.align()` inside the region,
     // not shared with any live allocation (runs are reused only at a count
@@ -159,11 +161,12 @@ mod global {
 
         #[inline]
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            match region::chunk_of(ptr) {
-                Some(chunk) => thread::free(chunk, ptr, layout),
+            if region::contains(ptr) {
+                thread::free(ptr, layout);
+            } else {
                 // SAFETY: not in the region, so `A` made it (the caller's
                 // contract: this allocator made it, with `layout`).
-                None => unsafe { self.inner.dealloc(ptr, layout) },
+                unsafe { self.inner.dealloc(ptr, layout) }
             }
         }
 

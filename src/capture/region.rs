@@ -1,7 +1,8 @@
 //! The capture region: one address-space reservation, made once per process,
 //! cut into chunks of [`CHUNK_BYTES`]. Everything capture hands out lies in
-//! it, so "did capture make this pointer?" is a subtraction and a compare on
-//! one process-wide word, and never reads memory.
+//! it, and it starts at a multiple of its size, so "did capture make this
+//! pointer?" is an exclusive or and a shift of one process-wide word, and
+//! never reads memory.
 //!
 //! A *run* is one or more consecutive chunks: a single chunk that captured
 //! allocations bump through, or a whole run for one large allocation. A run's
@@ -34,8 +35,10 @@ pub(crate) const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
 pub(crate) const CHUNK_PAGES: usize = CHUNK_BYTES >> PAGE_SHIFT;
 /// "No run": the end of every intrusive list below.
 pub(crate) const NO_RUN: u32 = u32::MAX;
-/// The reservation first asked for; halved on refusal down to
-/// [`MIN_REGION_BYTES`]. Only address space: pages are touched on use.
+/// The region first asked for; halved on refusal down to
+/// [`MIN_REGION_BYTES`]. Twice as much address space is reserved, to place
+/// the region at a multiple of its size inside. Only address space: pages
+/// are touched on use.
 const MAX_REGION_BYTES: usize = 32 << 30;
 const MIN_REGION_BYTES: usize = 256 << 20;
 /// Size classes of the run cache (see [`run_class`]); runs past the last one
@@ -65,6 +68,12 @@ pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
 #[inline(always)]
 pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
     BOUNDS.offset_of(ptr.addr()).map(|offset| (offset >> CHUNK_SHIFT) as u32)
+}
+
+/// Whether capture made `ptr`; like [`chunk_of`].
+#[inline(always)]
+pub(crate) fn contains(ptr: *mut u8) -> bool {
+    BOUNDS.contains(ptr.addr())
 }
 
 /// The record of one chunk; only a run's first chunk's record is used. All
@@ -198,13 +207,15 @@ struct RunCache {
 
 /// The reservation and its records.
 ///
-/// Invariants: `start` is the first byte of `memory`, and `records` the first
-/// of `record_memory`, which holds one zero-initialised [`RunRecord`] per
+/// Invariants: `start` is `memory`'s first multiple of the region's size
+/// (`chunks` chunks), `lead` bytes into it, with the region's bytes after it
+/// in `memory`; `records` is the first byte of `record_memory`, which holds one zero-initialised [`RunRecord`] per
 /// chunk. Both mappings live as long as the process (the region is in a
 /// `static` and never dropped).
 #[derive(Debug)]
 pub(crate) struct Region {
     memory: MmapMut,
+    lead: usize,
     start: NonNull<u8>,
     _record_memory: MmapMut,
     records: NonNull<RunRecord>,
@@ -236,21 +247,26 @@ impl Region {
     fn reserve() -> Option<Region> {
         let mut bytes = MAX_REGION_BYTES;
         let mut memory = loop {
-            match MmapOptions::new().len(bytes).no_reserve_swap().map_anon() {
+            match MmapOptions::new().len(2 * bytes).no_reserve_swap().map_anon() {
                 Ok(map) => break map,
                 Err(_) if bytes > MIN_REGION_BYTES => bytes /= 2,
                 Err(_) => return None,
             }
         };
+        // The mapping is page aligned, so the first multiple of `bytes` in
+        // it leaves at least `bytes` of it after it.
+        let lead = memory.as_ptr().addr().next_multiple_of(bytes) - memory.as_ptr().addr();
         let chunks = bytes >> CHUNK_SHIFT;
         // With swap reserved (unlike the region): a mapping of other flags,
         // so the kernel never merges the two and the region's resident
         // pages can be read apart (`/proc/self/smaps`) from the records'.
         let mut record_memory = MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?;
-        let start = NonNull::new(memory.as_mut_ptr())?;
+        // SAFETY: `lead + bytes` is within the mapping (see above).
+        let start = NonNull::new(unsafe { memory.as_mut_ptr().add(lead) })?;
         let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
         let region = Region {
             memory,
+            lead,
             start,
             _record_memory: record_memory,
             records,
@@ -283,9 +299,9 @@ impl Region {
         unsafe { self.start.add((chunk as usize) << CHUNK_SHIFT) }
     }
 
-    /// Bytes reserved.
+    /// Address space reserved: the region and the room to align it.
     pub(crate) fn reserved_bytes(&self) -> usize {
-        (self.chunks as usize) << CHUNK_SHIFT
+        self.memory.len()
     }
 
     fn cache(&self) -> MutexGuard<'_, RunCache> {
@@ -378,7 +394,7 @@ impl Region {
     /// range and that nothing will be allocated in it while this runs.
     pub(crate) fn give_back_range(&self, run: u32, offset: usize, bytes: usize) {
         let page = system_page_bytes();
-        let start = ((run as usize) << CHUNK_SHIFT) + offset;
+        let start = self.lead + ((run as usize) << CHUNK_SHIFT) + offset;
         let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
         if first < end {
             // SAFETY: the range is dead (the caller's guarantee) and lies
@@ -398,7 +414,11 @@ impl Region {
         // into it exists and nothing observes its discarded contents; the
         // range lies inside the mapping.
         let _ = unsafe {
-            self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, (run as usize) << CHUNK_SHIFT, bytes)
+            self.memory.unchecked_advise_range(
+                UncheckedAdvice::DontNeed,
+                self.lead + ((run as usize) << CHUNK_SHIFT),
+                bytes,
+            )
         };
     }
 }

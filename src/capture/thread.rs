@@ -20,9 +20,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, page_span, run_class};
+use super::region::{
+    self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
+};
 use super::stats::{self, CaptureCounts};
-use crate::bump::{Placement, bump_up};
 use crate::sync::{BusyGuard, thread_is_busy};
 
 mod invariants;
@@ -39,6 +40,10 @@ const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
 const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
 /// `bump` when there is no chunk: no request fits.
 const NO_ROOM: usize = CHUNK_BYTES;
+/// `current_base` when there is no chunk: no address of the region (which
+/// starts at a non-zero multiple of its size, above a chunk) is within a
+/// chunk of it.
+const NO_BASE: usize = 0;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -56,24 +61,40 @@ std::thread_local! {
 ///
 /// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
-/// at `current_start`; `bump` is the offset of its first free byte
+/// at `current_start`, whose address is `current_base` (`NO_BASE` without
+/// one, and while the capture records escapes); `fast_limit` is
+/// `SMALL_MAX_BYTES + 1` while a capture that does not record runs, zero
+/// otherwise; `bump` is the offset of its first free byte
 /// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
-/// `local_live`/`local_bytes`/`local_pages` are the allocations (their
-/// bytes, their page spans as differences) made from `current` minus those
-/// freed into it, not yet added to its record. `held`
+/// `local_allocs`/`local_alloc_bytes` count the allocations made from
+/// `current` (and their bytes, growth in place included),
+/// `local_frees`/`local_freed_bytes` the frees into it (shrinks included),
+/// and `local_pages` the difference of their page spans, none of them added
+/// to its record yet; `captured_allocations`/`captured_bytes` count what
+/// was allocated before them. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
 /// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
 /// class `c` with nothing live in them: the warm ones with their pages
 /// resident, `idle_warm_bytes` in all and at most the retention budget; the
 /// cold ones with their pages given back.
 #[derive(Debug)]
+#[repr(C)]
 struct CaptureThread {
     depth: Cell<u32>,
     current: Cell<u32>,
     current_start: Cell<*mut u8>,
+    current_base: Cell<usize>,
     bump: Cell<usize>,
-    local_live: Cell<usize>,
-    local_bytes: Cell<usize>,
+    /// Requests below this size may take the fast path: zero outside a
+    /// capture and while it records escapes, `SMALL_MAX_BYTES + 1` otherwise.
+    fast_limit: Cell<usize>,
+    // In this order (`repr(C)`): a path updates a count and its bytes,
+    // which then are not neighbours, so they stay two scalar adds instead
+    // of a vector load, add and store.
+    local_allocs: Cell<usize>,
+    local_frees: Cell<usize>,
+    local_alloc_bytes: Cell<usize>,
+    local_freed_bytes: Cell<usize>,
     /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
     /// long, so that a mask, not a bounds check, keeps the hot path in it.
     local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
@@ -97,9 +118,13 @@ impl CaptureThread {
             depth: Cell::new(0),
             current: Cell::new(NO_RUN),
             current_start: Cell::new(std::ptr::null_mut()),
+            current_base: Cell::new(NO_BASE),
             bump: Cell::new(NO_ROOM),
-            local_live: Cell::new(0),
-            local_bytes: Cell::new(0),
+            fast_limit: Cell::new(0),
+            local_allocs: Cell::new(0),
+            local_alloc_bytes: Cell::new(0),
+            local_frees: Cell::new(0),
+            local_freed_bytes: Cell::new(0),
             local_pages: [const { Cell::new(0) }; LOCAL_PAGE_SLOTS],
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
@@ -119,9 +144,8 @@ impl CaptureThread {
         std::ptr::from_ref(self).addr()
     }
 
-    /// Counted apart from `stats`: the hot path updates two words, not the
-    /// whole record.
-    #[inline(always)]
+    /// Counts an allocation outside the current chunk (apart from `stats`,
+    /// whose other counts change only on slow paths).
     fn note_captured(&self, bytes: usize) {
         self.captured_allocations.set(self.captured_allocations.get() + 1);
         self.captured_bytes.set(self.captured_bytes.get() + bytes as u64);
@@ -133,50 +157,81 @@ impl CaptureThread {
         self.stats.set(stats);
     }
 
+    /// Serves `layout` from this thread's capture, or `None` (not
+    /// capturing, or a request capture forwards).
     #[inline(always)]
     fn alloc(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
-        if thread_is_busy() {
-            // The arena's own bookkeeping: it outlives the capture.
-            return self.forward();
-        }
-        // Ending strictly below the chunk's end: even a zero-sized request
-        // then points inside the chunk, so `chunk_of` finds it.
-        let placed = bump_up(self.bump.get(), CHUNK_BYTES - 1, layout.size(), layout.align());
-        if let Some(Placement { start: aligned, end }) = placed
-            && layout.size() <= SMALL_MAX_BYTES
-            && layout.align() <= MAX_ALIGN
-        {
-            self.bump.set(end);
-            self.local_live.set(self.local_live.get().wrapping_add(1));
-            self.local_bytes.set(self.local_bytes.get().wrapping_add(layout.size()));
-            self.count_pages(page_span(aligned, layout.size()), 1);
-            self.note_captured(layout.size());
-            // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
-            // current chunk, which starts at `current_start` (a chunk exists:
-            // without one `bump` is `NO_ROOM` and nothing fits).
-            let ptr = unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) };
-            if self.recording.get() {
-                escapes::record(ptr.as_ptr().addr(), layout.size(), self.capture_key());
+        let (size, align) = (layout.size(), layout.align());
+        // `fast_limit` is zero outside a capture and while it records
+        // escapes. Tested first and apart, so that a request outside a
+        // capture costs it and the `depth` test, nothing more.
+        if size < self.fast_limit.get() {
+            // Busy: the arena's own bookkeeping, which outlives the capture.
+            if align <= MAX_ALIGN
+                && !thread_is_busy()
+                && let Some(ptr) = self.bump_small(size, align)
+            {
+                return Some(ptr);
             }
-            return Some(ptr);
+        } else if self.depth.get() == 0 {
+            // Not capturing: the inner allocator's, and not counted.
+            return None;
         }
         self.alloc_cold(layout, retain_bytes)
+    }
+
+    /// Bumps `size` bytes (at most `SMALL_MAX_BYTES`) aligned to `align` (at
+    /// most `MAX_ALIGN`) through the current chunk, if they fit.
+    #[inline(always)]
+    fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(size <= SMALL_MAX_BYTES && align <= MAX_ALIGN);
+        // `bump <= NO_ROOM`, and the size and alignment are bounded, so
+        // nothing here overflows.
+        let aligned = (self.bump.get() + (align - 1)) & !(align - 1);
+        let end = aligned + size;
+        // Ending strictly below the chunk's end: even a zero-sized request
+        // then points inside the chunk, so `chunk_of` finds it.
+        if end >= CHUNK_BYTES {
+            return None;
+        }
+        self.bump.set(end);
+        self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
+        self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(size));
+        self.count_pages(page_span(aligned, size), 1);
+        // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
+        // current chunk, which starts at `current_start` (a chunk exists:
+        // without one `bump` is `NO_ROOM` and nothing fits).
+        Some(unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) })
     }
 
     #[cold]
     #[inline(never)]
     fn alloc_cold(&self, layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
+        if thread_is_busy() {
+            return self.forward();
+        }
         set_retain_bytes(retain_bytes);
         let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
-        if layout.size() <= SMALL_MAX_BYTES {
-            if self.next_chunk(region).is_none() {
-                return self.forward();
+        let (size, align) = (layout.size(), layout.align());
+        if size <= SMALL_MAX_BYTES {
+            // A recording capture's requests all come here; the others did
+            // not fit in what is left of the current chunk.
+            let ptr = match self.bump_small(size, align) {
+                Some(ptr) => ptr,
+                None => {
+                    if self.next_chunk(region).is_none() {
+                        return self.forward();
+                    }
+                    self.bump_small(size, align).expect("an empty chunk holds every small request")
+                }
+            };
+            if self.recording.get() {
+                escapes::record(ptr.as_ptr().addr(), size, self.capture_key());
             }
-            // An empty chunk holds every small request.
-            return self.alloc(layout, retain_bytes);
+            return Some(ptr);
         }
         let Some((class, class_chunks)) = run_class(layout.size().div_ceil(CHUNK_BYTES)) else {
             return self.forward();
@@ -202,35 +257,45 @@ impl CaptureThread {
         None
     }
 
-    /// Frees an allocation of `size` bytes at `ptr`, in chunk `chunk`.
+    /// Frees an allocation of `size` bytes at `ptr`, in the region.
     #[inline(always)]
-    fn free(&self, chunk: u32, ptr: *mut u8, size: usize) {
-        if chunk != self.current.get() {
-            return self.free_elsewhere(chunk, ptr, size);
+    fn free(&self, ptr: *mut u8, size: usize) {
+        // One compare for "in the current chunk" and its offset in it
+        // (never while the capture records escapes: `current_base` is
+        // `NO_BASE` then).
+        let offset = ptr.addr().wrapping_sub(self.current_base.get());
+        if offset >= CHUNK_BYTES {
+            return self.free_elsewhere(ptr, size);
         }
-        self.local_live.set(self.local_live.get().wrapping_sub(1));
-        self.local_bytes.set(self.local_bytes.get().wrapping_sub(size));
-        let offset = ptr.addr() - self.current_start.get().addr();
+        self.free_local(offset, size);
+    }
+
+    /// Frees an allocation of `size` bytes at `offset` of the current chunk.
+    #[inline(always)]
+    fn free_local(&self, offset: usize, size: usize) {
+        self.local_frees.set(self.local_frees.get().wrapping_add(1));
+        self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
         self.count_pages(page_span(offset, size), u32::MAX);
         if offset + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
             self.bump.set(offset);
         }
-        // Last, as a tail call: the path without the report saves no
-        // registers for it.
-        if self.recording.get() {
-            escapes::forget(ptr.addr());
-        }
     }
 
     /// Frees an allocation in a run other than the chunk this thread bumps
-    /// through: one atomic decrement of the run's count.
+    /// through (one atomic decrement of the run's count), or, while the
+    /// capture records escapes, any allocation.
     #[inline(never)]
-    fn free_elsewhere(&self, chunk: u32, ptr: *mut u8, size: usize) {
-        let region = Region::get().expect("a captured pointer implies the region");
+    fn free_elsewhere(&self, ptr: *mut u8, size: usize) {
         if escapes::ever_on() {
             escapes::forget(ptr.addr());
         }
+        let chunk = region::chunk_of(ptr).expect("a captured pointer lies in the region");
+        if chunk == self.current.get() {
+            // Recording: the current chunk's frees come here too.
+            return self.free_local(ptr.addr() - self.current_start.get().addr(), size);
+        }
+        let region = Region::get().expect("a captured pointer implies the region");
         let record = region.record(chunk);
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
         if record.bump.load(Ordering::Relaxed) {
@@ -277,10 +342,13 @@ impl CaptureThread {
                 if at_top {
                     self.bump.set(offset + new_size);
                 }
-                self.local_bytes.set(self.local_bytes.get().wrapping_add(new_size).wrapping_sub(old_size));
+                if new_size > old_size {
+                    self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(new_size - old_size));
+                } else {
+                    self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(old_size - new_size));
+                }
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
                 self.count_pages((old_after, new_after), 1);
-                self.note_grown(old_size, new_size);
                 return true;
             }
             return false;
@@ -340,7 +408,9 @@ impl CaptureThread {
         let depth = self.depth.get();
         if depth == 0 {
             self.count(|s| s.captures += 1);
-            self.recording.set(escapes::on());
+            let recording = escapes::on();
+            self.recording.set(recording);
+            self.fast_limit.set(if recording { 0 } else { SMALL_MAX_BYTES + 1 });
         }
         self.depth.set(depth + 1);
     }
@@ -353,17 +423,32 @@ impl CaptureThread {
         if depth > 0 {
             return;
         }
+        self.fast_limit.set(0);
         self.give_up_runs();
         let counts = self.counts();
         stats::add_to_process(&counts, &self.added_to_process.replace(counts));
         self.debug_check_invariants();
     }
 
-    /// This thread's counters.
+    /// Adds what was counted locally for the current chunk to its record
+    /// (`current`'s) and to this thread's counters, and zeroes it; returns
+    /// the record's new live count.
+    fn flush_locals(&self, record: &RunRecord) -> usize {
+        let (allocs, alloc_bytes) = (self.local_allocs.replace(0), self.local_alloc_bytes.replace(0));
+        let (frees, freed_bytes) = (self.local_frees.replace(0), self.local_freed_bytes.replace(0));
+        self.captured_allocations.set(self.captured_allocations.get() + allocs as u64);
+        self.captured_bytes.set(self.captured_bytes.get() + alloc_bytes as u64);
+        record.live_bytes.fetch_add(alloc_bytes.wrapping_sub(freed_bytes), Ordering::Relaxed);
+        record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
+        record.live.add_owned(allocs.wrapping_sub(frees))
+    }
+
+    /// This thread's counters: the captured ones summed at read time, so
+    /// that the hot path updates only the current chunk's local counts.
     fn counts(&self) -> CaptureCounts {
         CaptureCounts {
-            captured_allocations: self.captured_allocations.get(),
-            captured_bytes: self.captured_bytes.get(),
+            captured_allocations: self.captured_allocations.get() + self.local_allocs.get() as u64,
+            captured_bytes: self.captured_bytes.get() + self.local_alloc_bytes.get() as u64,
             ..self.stats.get()
         }
     }
@@ -387,16 +472,15 @@ fn this_thread<'a>() -> &'a CaptureThread {
 /// a request capture forwards): the caller asks the inner allocator.
 #[inline(always)]
 pub(crate) fn alloc(layout: Layout, retain_bytes: usize) -> Option<NonNull<u8>> {
-    let thread = this_thread();
-    if thread.depth.get() == 0 { None } else { thread.alloc(layout, retain_bytes) }
+    this_thread().alloc(layout, retain_bytes)
 }
 
-/// Frees an allocation that [`alloc`] made (`chunk` from `region::chunk_of`).
-// Out of line: `GlobalArena::dealloc` stays small for the frees that are
-// not captured, which are most frees outside a capture.
-#[inline(never)]
-pub(crate) fn free(chunk: u32, ptr: *mut u8, layout: Layout) {
-    this_thread().free(chunk, ptr, layout.size());
+/// Frees an allocation that [`alloc`] made (`region::contains` it). Inline
+/// up to the test for the current chunk; the frees of other runs are out of
+/// line.
+#[inline(always)]
+pub(crate) fn free(ptr: *mut u8, layout: Layout) {
+    this_thread().free(ptr, layout.size());
 }
 
 /// Resizes an allocation that [`alloc`] made without moving it, if it can.

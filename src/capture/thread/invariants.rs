@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 use crate::sync::BusyGuard;
 
@@ -11,15 +11,22 @@ impl CaptureThread {
     /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
     /// first one broken. Allocates nothing (it runs inside the allocator).
     fn check_invariants(&self, region: Option<&Region>) -> Result<(), &'static str> {
-        let locals_zero = self.local_live.get() == 0
-            && self.local_bytes.get() == 0
+        let locals_zero = self.local_allocs.get() == 0
+            && self.local_alloc_bytes.get() == 0
+            && self.local_frees.get() == 0
+            && self.local_freed_bytes.get() == 0
             && self.local_pages.iter().all(|slot| slot.get() == 0);
         let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
         if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
             return Err("a page difference lies past the chunk's last page");
         }
+        let fast = self.depth.get() > 0 && !self.recording.get();
+        if self.fast_limit.get() != if fast { SMALL_MAX_BYTES + 1 } else { 0 } {
+            return Err("`fast_limit` opens the fast path only in a capture that does not record");
+        }
         let Some(region) = region.filter(|_| self.depth.get() > 0) else {
             let idle = self.current.get() == NO_RUN
+                && self.current_base.get() == NO_BASE
                 && self.held.get() == NO_RUN
                 && self.bump.get() == NO_ROOM
                 && no_idle
@@ -30,6 +37,10 @@ impl CaptureThread {
             };
         };
         let current = self.current.get();
+        let base = if current == NO_RUN || self.recording.get() { NO_BASE } else { self.current_start.get().addr() };
+        if self.current_base.get() != base {
+            return Err("`current_base` is the current chunk's address, unless recording");
+        }
         if current == NO_RUN {
             if self.bump.get() != NO_ROOM || !locals_zero {
                 return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");

@@ -6,33 +6,31 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_ROOM, RETAIN_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, CHUNK_PAGES, NO_RUN, PAGE_SHIFT, Region, run_class};
+use crate::capture::region::{self, CHUNK_BYTES, NO_RUN, PAGE_SHIFT, Region, run_class};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
     /// live, otherwise takes another. `None` if the region is full.
     pub(super) fn next_chunk(&self, region: &Region) -> Option<()> {
         let current = self.current.get();
-        if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            if record.live.add_owned(self.local_live.replace(0)) == HOLD {
-                self.bump.set(0);
-                return Some(());
-            }
-            // It stays held; the owner's free that empties it makes it idle.
+        // Otherwise it stays held; the owner's free that empties it makes it idle.
+        if current != NO_RUN && self.flush_locals(region.record(current)) == HOLD {
+            self.bump.set(0);
+            return Some(());
         }
         self.current.set(NO_RUN);
+        self.current_base.set(NO_BASE);
         self.bump.set(NO_ROOM);
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
         region.record(run).bump.store(true, Ordering::Relaxed);
         self.current.set(run);
         self.current_start.set(region.chunk_start(run).as_ptr());
+        // A recording capture's frees all take the slow path.
+        self.current_base.set(if self.recording.get() { NO_BASE } else { self.current_start.get().addr() });
         self.bump.set(0);
         self.debug_check_invariants();
         Some(())
@@ -88,6 +86,7 @@ impl CaptureThread {
     /// others are quarantined.
     pub(super) fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
+        self.current_base.set(NO_BASE);
         self.bump.set(NO_ROOM);
         for list in self.idle_warm.iter().chain(&self.idle_cold) {
             list.set(NO_RUN);
@@ -95,10 +94,7 @@ impl CaptureThread {
         self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
         if current != NO_RUN {
-            let record = region.record(current);
-            record.live_bytes.fetch_add(self.local_bytes.replace(0), Ordering::Relaxed);
-            record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
-            record.live.add_owned(self.local_live.replace(0));
+            self.flush_locals(region.record(current));
         }
         let mut run = self.held.replace(NO_RUN);
         let mut empty = NO_RUN;
