@@ -209,3 +209,156 @@ fn consecutive_slabs_touch() {
         .expect("the slabs touch");
     }
 }
+
+fn one_page_slabs() -> Config {
+    Config { first_slab_bytes: PAGE, max_slab_bytes: PAGE, retain_bytes: 64 * PAGE, use_pool: false, ..Config::DEFAULT }
+}
+
+fn in_use() -> usize {
+    arena::stats().bytes_in_use
+}
+
+/// Runs `test` on a fresh thread whose slabs are placed by `placement`.
+fn on_touching_thread(placement: Placement, test: fn(Placement)) {
+    std::thread::spawn(move || {
+        PLACEMENT.with(|cell| cell.set(placement));
+        arena::configure(one_page_slabs());
+        test(placement);
+        assert_eq!(arena::check_invariants(), Ok(()));
+    })
+    .join()
+    .unwrap_or_else(|_| panic!("{placement:?}: a check failed"));
+}
+
+/// A child opened at the last byte the pointer reaches in a full slab (the
+/// next slab starts one byte above, or ends where this one starts) cannot
+/// release, shrink or grow its parent's top block in place, and its exit
+/// leaves the pointer exactly there.
+#[test]
+fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
+    fn test(placement: Placement) {
+        use allocator_api2::alloc::Allocator;
+        arena::scope(|parent| {
+            let full = Layout::from_size_align(PAGE - 1, 1).unwrap();
+            let top = parent.allocate(full).unwrap().cast::<u8>();
+            // SAFETY: `full.size()` bytes of `parent`.
+            unsafe { top.as_ptr().write_bytes(0x5A, full.size()) };
+            assert_eq!(in_use(), PAGE - 1);
+            parent.scope(|child| {
+                // SAFETY (all three): `top` is a live block of this thread's
+                // arena with layout `full`; the child is not its owner, and
+                // must leave it where and as it is.
+                unsafe { child.deallocate(top, full) };
+                assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child released its parent's block");
+                let one = Layout::from_size_align(1, 1).unwrap();
+                let block = child.allocate(one).unwrap().cast::<u8>();
+                assert_eq!(in_use(), PAGE, "{placement:?}: one byte in the next slab");
+                // SAFETY: `block` is the child's, with layout `one`.
+                unsafe { child.deallocate(block, one) };
+                assert_eq!(in_use(), PAGE - 1);
+                let _ = unsafe { child.shrink(top, full, one) };
+                assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child shrank its parent's block");
+                let again = child.allocate(Layout::from_size_align(100, 1).unwrap()).unwrap().cast::<u8>();
+                // SAFETY: 100 bytes of the child.
+                unsafe { again.as_ptr().write_bytes(0xC3, 100) };
+                assert_eq!(arena::check_invariants(), Ok(()));
+            });
+            assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child's exit moved the parent's pointer");
+            // SAFETY: `full.size()` bytes of `parent`, still live.
+            let bytes = unsafe { std::slice::from_raw_parts(top.as_ptr(), full.size()) };
+            assert!(bytes.iter().all(|&b| b == 0x5A), "{placement:?}: the parent's block was overwritten");
+            // The parent's own top block is released in place.
+            // SAFETY: `top` is `parent`'s, with layout `full`, not used again.
+            unsafe { parent.deallocate(top, full) };
+            assert_eq!(in_use(), 0, "{placement:?}: the parent could not release its top block");
+            assert_eq!(arena::check_invariants(), Ok(()));
+        });
+        assert_eq!(in_use(), 0);
+    }
+    on_touching_thread(Placement::Upwards, test);
+    on_touching_thread(Placement::Downwards, test);
+}
+
+/// A scope opened at the start of a slab that another slab ends at (its
+/// parent released the top block that began the slab) returns there, in
+/// that slab, whichever slabs its own allocations took.
+#[test]
+fn a_scope_opened_at_the_start_of_a_slab_returns_there() {
+    fn test(placement: Placement) {
+        use allocator_api2::alloc::Allocator;
+        arena::scope(|parent| {
+            let kept = parent.filled(100, 0xA1_u8);
+            let big = Layout::from_size_align(4000, 1).unwrap();
+            // The second slab: its start is the first slab's end, or its end the first's start.
+            let block = parent.allocate(big).unwrap().cast::<u8>();
+            // SAFETY: `block` is `parent`'s top block, layout `big`.
+            unsafe { parent.deallocate(block, big) };
+            let floor = in_use();
+            for round in 0..3 {
+                parent.scope(|child| {
+                    // Into a third slab (new, then retained), and back.
+                    let a = child.filled(3000, round as u8);
+                    let b = child.filled(3000, round as u8);
+                    let c = child.filled(3000, round as u8);
+                    assert!(a.iter().chain(b.iter()).chain(c.iter()).all(|&x| x == round as u8));
+                    assert_eq!(arena::check_invariants(), Ok(()));
+                });
+                assert_eq!(in_use(), floor, "{placement:?} round {round}");
+                let here = parent.allocate(big).unwrap().cast::<u8>();
+                assert_eq!(here, block, "{placement:?} round {round}: the pointer left the second slab's start");
+                // SAFETY: as above.
+                unsafe { parent.deallocate(here, big) };
+            }
+            assert!(kept.iter().all(|&x| x == 0xA1), "{placement:?}: the first slab was handed out again");
+        });
+    }
+    on_touching_thread(Placement::Upwards, test);
+    on_touching_thread(Placement::Downwards, test);
+}
+
+/// Retained slabs of different sizes, taken in another order by later
+/// scopes (a larger request skips the smaller spare slab), with checkpoints
+/// of an owned arena restored around the scopes.
+#[test]
+fn retained_slabs_reused_out_of_order_with_checkpoints() {
+    fn test(placement: Placement) {
+        let mut arena = arena::Arena::with_config(Config { max_slab_bytes: 4 * PAGE, ..one_page_slabs() });
+        let start = arena.checkpoint();
+        arena.alloc(Layout::from_size_align(PAGE - 1, 1).unwrap()).unwrap();
+        let full = arena.checkpoint();
+        // Slabs of one, two, three and four pages after the first.
+        arena.scope(|s| {
+            for pages in 1..=4 {
+                drop(s.filled(pages * PAGE - 8, 1_u8));
+            }
+        });
+        let reserved = arena.stats().reserved_bytes;
+        for order in [[4, 1, 3, 2], [2, 3, 1, 4], [3, 3, 1, 1]] {
+            arena.scope(|s| {
+                let mut held = Vec::new();
+                for pages in order {
+                    held.push(s.filled(pages * PAGE - 8, pages as u8));
+                    s.scope(|child| drop(child.filled(PAGE / 2, 0xEE_u8)));
+                }
+                for (array, pages) in held.iter().zip(order) {
+                    assert!(array.iter().all(|&x| x == pages as u8), "{placement:?} {order:?}");
+                }
+            });
+            assert_eq!(arena.stats().bytes_in_use, PAGE - 1, "{placement:?} {order:?}");
+            assert_eq!(arena.check_invariants(), Ok(()));
+            let mark = arena.checkpoint();
+            assert_eq!(mark, full, "{placement:?} {order:?}: the scope did not return to the full slab's top");
+            arena.alloc(Layout::from_size_align(3 * PAGE, 1).unwrap()).unwrap();
+            // SAFETY: LIFO, and the block is not used again.
+            unsafe { arena.restore(mark) };
+            assert_eq!(arena.check_invariants(), Ok(()));
+        }
+        assert!(arena.stats().reserved_bytes <= reserved + 4 * PAGE, "{placement:?}: spare slabs were not reused");
+        // SAFETY: the first checkpoint; nothing allocated since is used again.
+        unsafe { arena.restore(start) };
+        assert_eq!(arena.stats().bytes_in_use, 0);
+        assert_eq!(arena.check_invariants(), Ok(()));
+    }
+    on_touching_thread(Placement::Upwards, test);
+    on_touching_thread(Placement::Downwards, test);
+}
