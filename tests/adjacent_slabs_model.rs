@@ -19,7 +19,16 @@ use proptest::prelude::*;
 const PAGE: usize = 4096;
 /// Address space of each direction's region (reserved, touched on use;
 /// released blocks are given back to the system, never handed out again).
+#[cfg(not(miri))]
 const REGION_BYTES: usize = 1 << 30;
+/// Miri maps the region eagerly: enough for the fixed sequences.
+#[cfg(miri)]
+const REGION_BYTES: usize = 4 << 20;
+/// Miri maps only private anonymous memory.
+#[cfg(not(miri))]
+const NORESERVE: libc::c_int = libc::MAP_NORESERVE;
+#[cfg(miri)]
+const NORESERVE: libc::c_int = 0;
 
 /// How this thread's page-aligned requests are placed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -55,7 +64,7 @@ impl<const UP: bool> Region<UP> {
                 null_mut(),
                 REGION_BYTES,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | NORESERVE,
                 -1,
                 0,
             )
@@ -126,7 +135,10 @@ unsafe impl GlobalAlloc for Touching {
         if self.up.holds(ptr) || self.down.holds(ptr) {
             // SAFETY: the block is the caller's to give up; its pages read as
             // zero afterwards, and the addresses are never handed out again.
-            unsafe { libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED) };
+            #[cfg(not(miri))]
+            unsafe {
+                libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED)
+            };
         } else {
             // SAFETY: `ptr` came from `System` with this layout.
             unsafe { System.dealloc(ptr, layout) }
@@ -175,6 +187,7 @@ proptest! {
 
     /// Any sequence keeps the model on touching one- or two-page slabs.
     #[test]
+    #[cfg_attr(miri, ignore = "hundreds of runs: too slow for Miri")]
     fn random_sequences_keep_the_model_on_touching_slabs(
         bytes in proptest::collection::vec(any::<u8>(), 0..512),
         focus in focuses(),
@@ -245,9 +258,9 @@ fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
             unsafe { top.as_ptr().write_bytes(0x5A, full.size()) };
             assert_eq!(in_use(), PAGE - 1);
             parent.scope(|child| {
-                // SAFETY (all three): `top` is a live block of this thread's
-                // arena with layout `full`; the child is not its owner, and
-                // must leave it where and as it is.
+                // SAFETY: `top` is a live block of this thread's arena with
+                // layout `full`; the child is not its owner, and must leave
+                // it where and as it is (what this test checks).
                 unsafe { child.deallocate(top, full) };
                 assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child released its parent's block");
                 let one = Layout::from_size_align(1, 1).unwrap();
@@ -256,6 +269,7 @@ fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
                 // SAFETY: `block` is the child's, with layout `one`.
                 unsafe { child.deallocate(block, one) };
                 assert_eq!(in_use(), PAGE - 1);
+                // SAFETY: as for the release above; `one` is not larger than `full`.
                 let _ = unsafe { child.shrink(top, full, one) };
                 assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child shrank its parent's block");
                 let again = child.allocate(Layout::from_size_align(100, 1).unwrap()).unwrap().cast::<u8>();

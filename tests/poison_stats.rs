@@ -56,7 +56,7 @@ fn steps(s: &Scope<'_>, parent: Option<&Scope<'_>>, rng: &mut Rng, depth: usize,
     let mut blocks: Vec<(NonNull<u8>, Layout)> = Vec::new();
     for _ in 0..40 {
         match rng.below(10) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let size = 1 + rng.below(3000);
                 let align = [1, 8, 64, 4096][rng.below(4)];
                 let layout = Layout::from_size_align(size, align).unwrap();
@@ -137,6 +137,7 @@ fn traces() -> Vec<Vec<Step>> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs a child process")]
 fn poison_mode_reports_the_same_counters() {
     if std::env::var_os(CHILD).is_some() {
         assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
