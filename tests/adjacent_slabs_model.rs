@@ -376,3 +376,225 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
     on_touching_thread(Placement::Upwards, test);
     on_touching_thread(Placement::Downwards, test);
 }
+
+/// One step of [`exact_counters_on_touching_slabs`], always through the
+/// innermost scope's handle.
+#[derive(Clone, Debug)]
+enum Step {
+    Alloc(usize),
+    /// Releases the `n`-th live block (of any open scope).
+    Dealloc(usize),
+    /// Grows the `n`-th live block by this many bytes.
+    Grow(usize, usize),
+    /// Shrinks the `n`-th live block to this fraction (in 256ths).
+    Shrink(usize, u8),
+    Open,
+    Close,
+    Trim,
+}
+
+fn sizes() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        prop::sample::select(vec![1, 2, 100, 2047, 2048, 4094, 4095, 4096, 4097, 8190, 8191, 8192]),
+        1_usize..9000,
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => sizes().prop_map(Step::Alloc),
+        3 => any::<usize>().prop_map(Step::Dealloc),
+        2 => (any::<usize>(), sizes()).prop_map(|(n, by)| Step::Grow(n, by)),
+        1 => (any::<usize>(), any::<u8>()).prop_map(|(n, to)| Step::Shrink(n, to)),
+        2 => Just(Step::Open),
+        2 => Just(Step::Close),
+        1 => Just(Step::Trim),
+    ]
+}
+
+/// A block in bump order: its address, the bytes it holds in the slabs,
+/// how many of them hold its tag (0 once released), and its tag.
+struct Block {
+    ptr: std::ptr::NonNull<u8>,
+    size: usize,
+    valid: usize,
+    tag: u8,
+}
+
+/// The model: every block in bump order (a released block that is not the
+/// top one keeps its bytes), the stack length at each open scope's start
+/// and the pointer then, the pointer's address (`None` before the first
+/// block; blocks of one slab are contiguous, a slab's tail is skipped, and
+/// releasing the block that began a slab leaves the pointer at that slab's
+/// start, where no block of an earlier slab ends), and the most bytes ever
+/// in use.
+#[derive(Default)]
+struct Exact {
+    blocks: Vec<Block>,
+    floors: Vec<(usize, Option<usize>)>,
+    ptr: Option<usize>,
+    peak: usize,
+    next_tag: u8,
+}
+
+impl Exact {
+    fn in_use(&self) -> usize {
+        self.blocks.iter().map(|block| block.size).sum()
+    }
+
+    /// The index of the `n`-th block still holding data (wrapping).
+    fn live(&self, n: usize) -> Option<usize> {
+        let live: Vec<usize> = (0..self.blocks.len()).filter(|&i| self.blocks[i].valid > 0).collect();
+        (!live.is_empty()).then(|| live[n % live.len()])
+    }
+
+    /// Whether block `i` is the top one, ends at the pointer and is at or
+    /// above the innermost floor.
+    fn releasable(&self, i: usize) -> bool {
+        let block = &self.blocks[i];
+        i + 1 == self.blocks.len()
+            && self.ptr == Some(block.ptr.as_ptr().addr() + block.size)
+            && i >= self.floors.last().map_or(0, |floor| floor.0)
+    }
+
+    fn tagged(&mut self, ptr: std::ptr::NonNull<u8>, size: usize) -> Block {
+        self.next_tag = self.next_tag.wrapping_add(1).max(1);
+        // SAFETY: `size` fresh bytes at `ptr`.
+        unsafe { ptr.as_ptr().write_bytes(self.next_tag, size) };
+        Block { ptr, size, valid: size, tag: self.next_tag }
+    }
+
+    fn check(&mut self, what: &Step) -> Result<(), String> {
+        let stats = arena::stats();
+        let in_use = self.in_use();
+        self.peak = self.peak.max(in_use);
+        arena::check_invariants().map_err(|broken| format!("after {what:?}: {broken}"))?;
+        if (stats.bytes_in_use, stats.high_water) != (in_use, self.peak) {
+            return Err(format!(
+                "after {what:?}: bytes_in_use {}, high_water {}; the model has {in_use}, {}",
+                stats.bytes_in_use, stats.high_water, self.peak
+            ));
+        }
+        for block in &self.blocks {
+            // SAFETY: `valid` bytes at `ptr` are live memory this test wrote.
+            let bytes = unsafe { std::slice::from_raw_parts(block.ptr.as_ptr(), block.valid) };
+            if let Some(at) = bytes.iter().position(|&b| b != block.tag) {
+                return Err(format!("after {what:?}: byte {at} of a block of {} was overwritten", block.valid));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `steps` from `*at` inside `s` until a `Close` (or the end).
+fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut Exact) -> Result<(), String> {
+    use allocator_api2::alloc::Allocator;
+    let bytes = |size| Layout::from_size_align(size, 1).unwrap();
+    while let Some(step) = steps.get(*at) {
+        *at += 1;
+        match *step {
+            Step::Alloc(size) => {
+                let ptr = s.allocate(bytes(size)).map_err(|_| "refused")?.cast::<u8>();
+                let block = model.tagged(ptr, size);
+                model.ptr = Some(ptr.as_ptr().addr() + size);
+                model.blocks.push(block);
+            }
+            Step::Dealloc(n) => {
+                let Some(i) = model.live(n) else { continue };
+                // SAFETY: a live block of this thread's arena with this layout, not used again.
+                unsafe { s.deallocate(model.blocks[i].ptr, bytes(model.blocks[i].size)) };
+                if model.releasable(i) {
+                    model.ptr = model.blocks.pop().map(|block| block.ptr.as_ptr().addr());
+                } else {
+                    model.blocks[i].valid = 0;
+                }
+            }
+            Step::Grow(n, by) => {
+                let Some(i) = model.live(n) else { continue };
+                let (ptr, size, valid) = (model.blocks[i].ptr, model.blocks[i].size, model.blocks[i].valid);
+                // SAFETY: a live block with this layout; the new one is larger.
+                let grown = unsafe { s.grow(ptr, bytes(size), bytes(size + by)) }.map_err(|_| "refused")?.cast::<u8>();
+                if grown == ptr {
+                    if !model.releasable(i) {
+                        return Err(format!("{step:?}: a block grew in place that is not the scope's top one"));
+                    }
+                    model.blocks[i].size = size + by;
+                    model.ptr = Some(ptr.as_ptr().addr() + size + by);
+                    // SAFETY: the new bytes of the grown block.
+                    unsafe { grown.as_ptr().add(valid).write_bytes(model.blocks[i].tag, size + by - valid) };
+                    model.blocks[i].valid = size + by;
+                } else {
+                    model.blocks[i].valid = 0;
+                    let mut block = model.tagged(grown, size + by);
+                    block.tag = model.blocks[i].tag;
+                    // SAFETY: the grown block's bytes, its first `valid` copied.
+                    unsafe { grown.as_ptr().write_bytes(block.tag, size + by) };
+                    model.ptr = Some(grown.as_ptr().addr() + size + by);
+                    model.blocks.push(block);
+                }
+            }
+            Step::Shrink(n, to) => {
+                let Some(i) = model.live(n) else { continue };
+                let (ptr, size) = (model.blocks[i].ptr, model.blocks[i].size);
+                let new = (size * usize::from(to) / 256).max(1).min(model.blocks[i].valid);
+                // SAFETY: a live block with this layout; the new one is not larger.
+                let shrunk = unsafe { s.shrink(ptr, bytes(size), bytes(new)) }.map_err(|_| "refused")?.cast::<u8>();
+                if shrunk != ptr {
+                    return Err(format!("{step:?}: a shrunk block moved"));
+                }
+                if model.releasable(i) {
+                    model.blocks[i].size = new;
+                    model.ptr = Some(ptr.as_ptr().addr() + new);
+                }
+                model.blocks[i].valid = new;
+            }
+            Step::Open => {
+                model.floors.push((model.blocks.len(), model.ptr));
+                s.scope(|child| run_exact(child, steps, at, model))?;
+                let (floor, ptr) = model.floors.pop().expect("the child's floor");
+                model.blocks.truncate(floor);
+                model.ptr = ptr;
+            }
+            Step::Close => return Ok(()),
+            Step::Trim => arena::trim(),
+        }
+        model.check(step)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Bytes in use and the high-water mark are exact after every step of
+    /// byte-aligned allocations, releases and resizes through the allocator
+    /// API, also of an outer scope's blocks from an inner one, on touching
+    /// one- or two-page slabs.
+    #[test]
+    #[cfg_attr(miri, ignore = "hundreds of runs: too slow for Miri")]
+    fn exact_counters_on_touching_slabs(
+        steps in proptest::collection::vec(step(), 0..120),
+        placement in placements(),
+        slab_pages in 1_usize..=2,
+    ) {
+        let result = std::thread::spawn(move || {
+            PLACEMENT.with(|cell| cell.set(placement));
+            arena::configure(Config { max_slab_bytes: slab_pages * PAGE, ..one_page_slabs() });
+            let mut model = Exact::default();
+            let mut at = 0;
+            let outcome = arena::scope(|s| {
+                model.floors.push((0, None));
+                run_exact(s, &steps, &mut at, &mut model)
+            });
+            outcome.and_then(|()| {
+                model.blocks.clear();
+                model.floors.clear();
+                model.check(&Step::Close)
+            })
+        })
+        .join()
+        .map_err(|_| "the run panicked".to_owned())
+        .and_then(|outcome| outcome);
+        prop_assert!(result.is_ok(), "{placement:?}, {slab_pages} page(s): {}", result.unwrap_err());
+    }
+}
