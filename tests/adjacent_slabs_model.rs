@@ -391,6 +391,10 @@ enum Step {
     Open,
     Close,
     Trim,
+    /// Sets the limit to the bytes in use plus this many (`None`: no limit).
+    /// Never below the use: see `a_limit_lowered_below_the_use_holds_after_releases_in_place`
+    /// in `tests/all/bad_input.rs`.
+    Limit(Option<usize>),
 }
 
 fn sizes() -> impl Strategy<Value = usize> {
@@ -409,6 +413,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Open),
         2 => Just(Step::Close),
         1 => Just(Step::Trim),
+        1 => prop_oneof![Just(None), (0_usize..9000).prop_map(Some)].prop_map(Step::Limit),
     ]
 }
 
@@ -435,11 +440,17 @@ struct Exact {
     ptr: Option<usize>,
     peak: usize,
     next_tag: u8,
+    limit: Option<usize>,
 }
 
 impl Exact {
     fn in_use(&self) -> usize {
         self.blocks.iter().map(|block| block.size).sum()
+    }
+
+    /// Whether the limit admits `more` bytes besides those in use.
+    fn admits(&self, more: usize) -> bool {
+        self.limit.is_none_or(|limit| self.in_use() + more <= limit)
     }
 
     /// The index of the `n`-th block still holding data (wrapping).
@@ -494,7 +505,17 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
         *at += 1;
         match *step {
             Step::Alloc(size) => {
-                let ptr = s.allocate(bytes(size)).map_err(|_| "refused")?.cast::<u8>();
+                let Ok(ptr) = s.allocate(bytes(size)) else {
+                    if model.admits(size) {
+                        return Err(format!("{step:?} refused under the limit {:?}", model.limit));
+                    }
+                    model.check(step)?;
+                    continue;
+                };
+                if !model.admits(size) {
+                    return Err(format!("{step:?} admitted over the limit {:?}", model.limit));
+                }
+                let ptr = ptr.cast::<u8>();
                 let block = model.tagged(ptr, size);
                 model.ptr = Some(ptr.as_ptr().addr() + size);
                 model.blocks.push(block);
@@ -513,9 +534,16 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                 let Some(i) = model.live(n) else { continue };
                 let (ptr, size, valid) = (model.blocks[i].ptr, model.blocks[i].size, model.blocks[i].valid);
                 // SAFETY: a live block with this layout; the new one is larger.
-                let grown = unsafe { s.grow(ptr, bytes(size), bytes(size + by)) }.map_err(|_| "refused")?.cast::<u8>();
+                let Ok(grown) = (unsafe { s.grow(ptr, bytes(size), bytes(size + by)) }) else {
+                    if model.admits(size + by) {
+                        return Err(format!("{step:?} refused under the limit {:?}", model.limit));
+                    }
+                    model.check(step)?;
+                    continue;
+                };
+                let grown = grown.cast::<u8>();
                 if grown == ptr {
-                    if !model.releasable(i) {
+                    if !model.releasable(i) || !model.admits(by) {
                         return Err(format!("{step:?}: a block grew in place that is not the scope's top one"));
                     }
                     model.blocks[i].size = size + by;
@@ -524,6 +552,9 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                     unsafe { grown.as_ptr().add(valid).write_bytes(model.blocks[i].tag, size + by - valid) };
                     model.blocks[i].valid = size + by;
                 } else {
+                    if !model.admits(size + by) {
+                        return Err(format!("{step:?} moved over the limit {:?}", model.limit));
+                    }
                     model.blocks[i].valid = 0;
                     let mut block = model.tagged(grown, size + by);
                     block.tag = model.blocks[i].tag;
@@ -557,6 +588,10 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
             }
             Step::Close => return Ok(()),
             Step::Trim => arena::trim(),
+            Step::Limit(above) => {
+                model.limit = above.map(|above| model.in_use() + above);
+                arena::configure(Config { limit_bytes: model.limit.unwrap_or(usize::MAX), ..arena::config() });
+            }
         }
         model.check(step)?;
     }
