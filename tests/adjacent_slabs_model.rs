@@ -391,10 +391,9 @@ enum Step {
     Open,
     Close,
     Trim,
-    /// Sets the limit to the bytes in use plus this many (`None`: no limit).
-    /// Never below the use: see `a_limit_lowered_below_the_use_holds_after_releases_in_place`
-    /// in `tests/all/bad_input.rs`.
-    Limit(Option<usize>),
+    /// Sets the limit to the bytes in use plus this many (`None`: no limit);
+    /// negative values put it below the use.
+    Limit(Option<isize>),
 }
 
 fn sizes() -> impl Strategy<Value = usize> {
@@ -413,7 +412,7 @@ fn step() -> impl Strategy<Value = Step> {
         2 => Just(Step::Open),
         2 => Just(Step::Close),
         1 => Just(Step::Trim),
-        1 => prop_oneof![Just(None), (0_usize..9000).prop_map(Some)].prop_map(Step::Limit),
+        1 => prop_oneof![Just(None), (-9000_isize..9000).prop_map(Some)].prop_map(Step::Limit),
     ]
 }
 
@@ -589,7 +588,7 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
             Step::Close => return Ok(()),
             Step::Trim => arena::trim(),
             Step::Limit(above) => {
-                model.limit = above.map(|above| model.in_use() + above);
+                model.limit = above.map(|above| model.in_use().saturating_add_signed(above));
                 arena::configure(Config { limit_bytes: model.limit.unwrap_or(usize::MAX), ..arena::config() });
             }
         }
