@@ -75,6 +75,26 @@ fn limited(f: impl FnOnce(&Scope<'_>)) {
     arena.scope(|s| f(s));
 }
 
+/// The panicking constructors whose memory the limit refuses: the bump
+/// fails inline and the failure is named out of line, at the caller's line.
+#[test]
+fn constructor_panics_under_a_limit_point_at_the_callers_line_and_name_the_limit() {
+    limited(|s| {
+        let line = this_line();
+        assert_panics_here(line + 1, "configured limit", || drop(s.filled(10_000, 1_u64)));
+        let line = this_line();
+        assert_panics_here(line + 1, "configured limit", || drop(s.from_fn(10_000, |i| i as u64)));
+        let line = this_line();
+        assert_panics_here(line + 1, "configured limit", || drop(s.from_iter((0..10_000).map(|i| i as u64))));
+        let line = this_line();
+        assert_panics_here(line + 1, "configured limit", || drop(s.zeroed::<u64>(10_000)));
+        let line = this_line();
+        assert_panics_here(line + 1, "configured limit", || drop(s.boxed([7_u64; 10_000])));
+        // The scope is still usable, and the limit still admits what fits.
+        assert_eq!(s.filled(1000, 3_u64).iter().sum::<u64>(), 3000);
+    });
+}
+
 #[test]
 fn growth_panics_point_at_the_callers_line_and_name_the_limit() {
     limited(|s| {

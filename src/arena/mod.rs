@@ -38,7 +38,8 @@ use crate::process::ProcessRefusal;
 use crate::slab::PAGE_BYTES;
 use crate::stats::Counters;
 
-/// `Arena::slab_peak` in poison mode: below every address.
+/// `Arena::slab_peak` in poison mode, and while the byte limit is below the
+/// bytes in use: below every address.
 const EVERY_ADDRESS_PEAKS: usize = 0;
 
 /// A position in an [`Arena`], from [`Arena::checkpoint`]. Restoring it with
@@ -126,9 +127,11 @@ pub struct Arena {
     /// The highest address the bump pointer had when a fast path lowered it
     /// since the last slow path: one compare on the fast paths, folded into
     /// `high_water` when the next slow path ends. It stays in the slab that
-    /// was current then, since only slow paths change slabs. In poison mode
-    /// it stays `EVERY_ADDRESS_PEAKS`, so that every lowering takes the
-    /// branch of a new peak, which poisons: the fast paths test one thing.
+    /// was current then, since only slow paths change slabs. In poison mode,
+    /// and while the limit is below the bytes in use, it stays
+    /// `EVERY_ADDRESS_PEAKS`, so that every lowering takes the branch of a
+    /// new peak, which poisons and lowers the bump's end with the pointer:
+    /// the fast paths test one thing.
     slab_peak: usize,
     /// What `bytes_in_use` is measured from while `slab_peak` is in use: the
     /// bytes in use at address `a` of the current slab are `a - in_use_origin`
@@ -138,12 +141,17 @@ pub struct Arena {
     /// Scopes at this depth or shallower must take the full exit: the
     /// scopes open when a slow path last ended (it sets this to the depth
     /// then), or all of them (`usize::MAX`) while released memory must be
-    /// poisoned. A deeper scope has seen only bumps and in-place resizes of
-    /// the top block in the current slab since it opened, so moving the
-    /// pointer back is its whole exit. Opening a scope changes nothing here:
-    /// its depth is above every scope the last slow path saw, and the fast
-    /// exit's test compares the depth it already holds.
+    /// poisoned or the limit is below the bytes in use. A deeper scope has
+    /// seen only bumps and in-place resizes of the top block in the current
+    /// slab since it opened, so moving the pointer back is its whole exit.
+    /// Opening a scope changes nothing here: its depth is above every scope
+    /// the last slow path saw, and the fast exit's test compares the depth
+    /// it already holds.
     full_exit_depth: usize,
+    /// Whether the limit was below the bytes in use when the last slow path
+    /// ended: the bump's end is then the pointer, and must come down with it
+    /// on every release (see `slab_peak`).
+    limit_below_use: bool,
     config: Config,
     /// The process-wide pool and counters (`None` when `config.use_pool` is off).
     shared: Option<&'static Shared>,
@@ -205,6 +213,7 @@ impl Arena {
             slab_peak: origin,
             in_use_origin: origin,
             full_exit_depth: 0,
+            limit_below_use: false,
             config,
             // The counters are always published; the pool is used only if asked.
             shared: pool::global(),
@@ -371,18 +380,24 @@ impl Arena {
     fn end_slow_path(&mut self) {
         self.high_water = self.high_water.max(self.fast_path_peak());
         let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
-        self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
+        self.limit_below_use = self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
         self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
-        self.slab_peak =
-            if self.debug == Some(DebugMode::Poison) { EVERY_ADDRESS_PEAKS } else { self.slabs.ptr_addr() };
+        // Below the bytes in use, the limit holds only if the end comes down
+        // with the pointer: releases then take the new peak's branch, which
+        // lowers it, and scopes the full exit.
+        self.slab_peak = if self.limit_below_use || self.debug == Some(DebugMode::Poison) {
+            EVERY_ADDRESS_PEAKS
+        } else {
+            self.slabs.ptr_addr()
+        };
         self.full_exit_depth = self.full_exit_depth_now();
     }
 
     /// [`full_exit_depth`](Arena::full_exit_depth) as a slow path ending now
     /// leaves it: every open scope, or every scope at all while memory is
-    /// poisoned.
+    /// poisoned or the limit is below the bytes in use.
     fn full_exit_depth_now(&self) -> usize {
-        if self.debug == Some(DebugMode::Poison) { usize::MAX } else { self.depth }
+        if self.debug == Some(DebugMode::Poison) || self.limit_below_use { usize::MAX } else { self.depth }
     }
 
     fn bytes_in_use(&self) -> usize {
@@ -413,11 +428,13 @@ impl Arena {
     }
 
     /// [`note_high_water_or_poison`](Arena::note_high_water_or_poison) at an
-    /// address above `slab_peak`: a new peak, or any address in poison mode.
+    /// address above `slab_peak`: a new peak, or any address in poison mode
+    /// or under a limit below the use (then `true`: the release poisons and
+    /// lowers the bump's end with the pointer).
     #[inline(always)]
     fn note_new_peak(&mut self, addr: usize) -> bool {
         if self.slab_peak == EVERY_ADDRESS_PEAKS {
-            // Poison mode (no address is 0): the peak is recorded at once.
+            // No address is 0: the peak is recorded at once.
             self.note_high_water();
             return true;
         }

@@ -97,8 +97,11 @@ impl Arena {
         }
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
+            // Poison mode, or a limit below the use (see `slab_peak`; the
+            // poison is harmless there). The end comes down with the pointer.
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
             unsafe { poison::poison(ptr, size) };
+            self.slabs.end_within_limit(lowered.addr());
         }
         self.slabs.release_top_block(lowered);
         true
@@ -123,8 +126,10 @@ impl Arena {
             return false;
         }
         if new_size < old_size && self.note_high_water_or_poison() {
+            // As in `release_top`.
             // SAFETY: the tail past `new_size` of the top block is being released.
             unsafe { poison::poison(ptr.byte_add(new_size), old_size - new_size) };
+            self.slabs.end_within_limit(ptr.as_ptr().addr() + new_size);
         }
         self.slabs.set_top_end(ptr, new_size)
     }

@@ -142,6 +142,9 @@ impl SlabList {
 pub(super) struct SlabChain {
     ptr: *mut u8,
     end: usize,
+    /// The end the last [`set_budget`](SlabChain::set_budget) allows, which
+    /// `end` is unless that is below the pointer.
+    budget_end: usize,
     current: usize,
     used_before: usize,
     start: usize,
@@ -159,6 +162,7 @@ impl SlabChain {
         SlabChain {
             ptr: EMPTY_PTR,
             end: EMPTY_END,
+            budget_end: EMPTY_END,
             current: 0,
             used_before: 0,
             start: EMPTY_ADDR,
@@ -269,15 +273,20 @@ impl SlabChain {
     /// kept below the slab's last byte (see the invariants). A budget
     /// below what is in use already (a limit lowered inside a scope) clamps
     /// the end to the pointer, never below it: the fast path then refuses
-    /// every request, and the slow path's admission check says why.
-    pub(super) fn set_budget(&mut self, budget: usize) {
-        self.end = match self.slabs.get(self.current).map(|entry| &entry.slab) {
-            None => EMPTY_END,
-            Some(slab) => {
-                let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
-                (slab.end_addr() - 1).min(limit_end).max(self.ptr.addr())
-            }
+    /// every request, and the slow path's admission check says why. Returns
+    /// whether it did: the end must then come down whenever the pointer
+    /// does ([`end_within_limit`](SlabChain::end_within_limit)), or the
+    /// memory released would be free for the bump again, past the limit.
+    #[must_use]
+    pub(super) fn set_budget(&mut self, budget: usize) -> bool {
+        let Some(slab) = self.slabs.get(self.current).map(|entry| &entry.slab) else {
+            (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
+            return false;
         };
+        let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
+        self.budget_end = (slab.end_addr() - 1).min(limit_end);
+        self.end = self.budget_end.max(self.ptr.addr());
+        self.budget_end < self.ptr.addr()
     }
 
     /// Moves the pointer to the start of a retained free slab of at least
@@ -402,7 +411,7 @@ impl SlabChain {
         self.slab_bytes = 0;
         let slabs = std::mem::take(&mut self.slabs);
         self.reset_position();
-        self.end = EMPTY_END;
+        (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
         slabs
     }
 
@@ -468,6 +477,14 @@ impl SlabChain {
     #[inline(always)]
     pub(super) fn release_top_block(&mut self, lowered: *mut u8) {
         self.ptr = lowered;
+    }
+
+    /// Sets the end for the pointer about to move down to `addr`: as far as
+    /// the last [`set_budget`](SlabChain::set_budget) lets the slab be used,
+    /// but not below `addr`.
+    #[inline(always)]
+    pub(super) fn end_within_limit(&mut self, addr: usize) {
+        self.end = self.budget_end.max(addr);
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
