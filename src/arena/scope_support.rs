@@ -46,8 +46,8 @@ impl Arena {
         debug_assert!(!self.side.holds(self.depth), "a side allocation did not end as a slow path");
         // Unconditional: for a scope that did not bump, the peak test fails
         // and the rewind stores the pointer it loaded, which costs fewer
-        // instructions than testing whether the scope bumped.
-        // Never in poison mode (every scope takes the full exit then).
+        // instructions than testing whether the scope bumped. (Never reached
+        // in poison mode, where every scope takes the full exit.)
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(floor.addr);
         // The arena is at the scope's depth (its children have closed).
