@@ -84,6 +84,11 @@ fn configured_limit_is_enforced_exactly() {
 /// changed is not free for the taking.
 #[test]
 fn a_limit_lowered_below_the_use_holds_after_releases_in_place() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        // Bypass mode has no in-place release: a shrink the limit refuses to
+        // move keeps the block where it is, at its old size.
+        return eprintln!("skipped under ARENA_DEBUG=bypass: releases the top block in place");
+    }
     // A thread of its own: the test configures its thread's arena.
     std::thread::spawn(|| {
         arena::configure(arena::Config { use_pool: false, ..arena::Config::DEFAULT });
