@@ -26,8 +26,8 @@ pub struct Config {
     /// Cap of the geometric slab growth. A request larger than the next slab
     /// moves the sequence along to the first size that holds it, so a run of
     /// such requests shares ever larger slabs; a request larger than the cap
-    /// gets a slab of its own size and a page more (the bump pointer stays
-    /// off a slab's last byte, so a slab holds one byte less than its size),
+    /// gets a slab of its own size and a page more (a slab's last byte is
+    /// never handed out, so a slab holds one byte less than its size),
     /// and later slabs stay within the cap. Default 4 MiB.
     pub max_slab_bytes: usize,
     /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond

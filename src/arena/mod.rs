@@ -337,7 +337,7 @@ impl Arena {
         }
         // A fresh slab starts page-aligned, so `size` bytes fit at its start
         // if one byte is left after them (the pointer stays below a slab's
-        // last byte); the tail left in the current slab is not counted as in
+        // end: its last byte is never handed out); the tail left in the current slab is not counted as in
         // use (the count goes on from where the pointer left the slab).
         let room = layout.size() + 1;
         if !self.slabs.advance_to_retained(room) {

@@ -131,7 +131,7 @@ impl SlabList {
 /// - Otherwise `ptr` carries the provenance of `slabs[current]` and
 ///   `slabs[current].start <= ptr <= end < slabs[current].end`; `used_before` is at
 ///   most the length of `slabs[..current]`. The pointer never reaches a slab's
-///   last byte, so every position of the pointer names one slab by its
+///   end (its last byte is never handed out), so every position of the pointer names one slab by its
 ///   address alone ([`position_of`](SlabChain::position_of)): the end of one
 ///   slab may be the start of another.
 /// - `slab_bytes` is the total length of `slabs`.
@@ -208,8 +208,8 @@ impl SlabChain {
     /// it has not moved below that point since (so that its slab is still
     /// in the chain, at or before the current one); the empty position if
     /// `addr` is in no such slab (the pointer was at the empty position).
-    /// The pointer stays below each slab's last byte, so one slab at most
-    /// holds `addr`.
+    /// The pointer stays below each slab's end, so one slab at most holds
+    /// `addr`.
     pub(super) fn position_of(&self, addr: usize) -> Position {
         // From the current slab down: most scopes start in the current one.
         let mut index = self.current;
@@ -270,7 +270,7 @@ impl SlabChain {
     /// Lets the slabs hold at most `budget` bytes in use (the byte limit, less
     /// what is in use outside the slabs): the end of the current slab is
     /// clamped so that the fast path needs no check of its own, and always
-    /// kept below the slab's last byte (see the invariants). A budget
+    /// kept below the slab's end (see the invariants). A budget
     /// below what is in use already (a limit lowered inside a scope) clamps
     /// the end to the pointer, never below it: the fast path then refuses
     /// every request, and the slow path's admission check says why. Returns

@@ -172,7 +172,7 @@ fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
     }
     let config = Config { first_slab_bytes: 4096, max_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT };
     let mut arena = Arena::with_config(config);
-    // Fills the first slab up to its last byte, which the pointer never reaches.
+    // Fills the first slab up to its last byte, which is never handed out.
     arena.alloc(layout(4095, 1)).unwrap();
     for pass in 0..3 {
         arena.scope(|s| {
