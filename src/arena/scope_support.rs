@@ -97,14 +97,29 @@ impl Arena {
         }
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
-            // Poison mode, or a limit below the use (see `slab_peak`; the
-            // poison is harmless there). The end comes down with the pointer.
             // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
-            unsafe { poison::poison(ptr, size) };
-            self.slabs.end_within_limit(lowered.addr());
+            unsafe { self.release_watched(ptr, size) };
         }
         self.slabs.release_top_block(lowered);
         true
+    }
+
+    /// The part of an in-place release that poison mode, or a limit below the
+    /// bytes in use, asks for (see `slab_peak`): poisons the `size` bytes at
+    /// `start`, and keeps the bump's end within the limit as the pointer comes
+    /// down to `start`. Both states take this one branch and both steps run
+    /// in either: poisoning memory already free is harmless under a limit,
+    /// and a test of the mode here stops the compiler inlining a vector's
+    /// drop into its callers.
+    ///
+    /// # Safety
+    /// The `size` bytes at `start` are the top of the current slab and are
+    /// being released: nothing uses them any more.
+    #[inline(always)]
+    unsafe fn release_watched(&mut self, start: NonNull<u8>, size: usize) {
+        // SAFETY: the bytes are being released (this function's contract).
+        unsafe { poison::poison(start, size) };
+        self.slabs.end_within_limit(start.as_ptr().addr());
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -126,10 +141,8 @@ impl Arena {
             return false;
         }
         if new_size < old_size && self.note_high_water_or_poison() {
-            // As in `release_top`.
             // SAFETY: the tail past `new_size` of the top block is being released.
-            unsafe { poison::poison(ptr.byte_add(new_size), old_size - new_size) };
-            self.slabs.end_within_limit(ptr.as_ptr().addr() + new_size);
+            unsafe { self.release_watched(ptr.byte_add(new_size), old_size - new_size) };
         }
         self.slabs.set_top_end(ptr, new_size)
     }
