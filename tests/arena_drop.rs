@@ -10,6 +10,17 @@ const LARGE: usize = 2 << 20;
 const ONE_SLAB_SIZE: arena::Config =
     arena::Config { first_slab_bytes: 64 << 10, max_slab_bytes: 64 << 10, ..arena::Config::DEFAULT };
 
+/// What an arena with `config` held when dropped, after one scope that
+/// used a slab and released a large block to its cache.
+fn dropped_after_a_slab_and_a_large_block(config: arena::Config) -> arena::Stats {
+    let mut arena = arena::Arena::with_config(config);
+    arena.scope(|s| {
+        drop(s.zeroed::<u8>(64));
+        drop(s.zeroed::<u8>(LARGE));
+    });
+    arena.stats()
+}
+
 #[test]
 fn a_dropped_arena_hands_its_slabs_and_cached_blocks_over_and_counts_the_rest() {
     let start = arena::global_stats();
@@ -25,13 +36,7 @@ fn a_dropped_arena_hands_its_slabs_and_cached_blocks_over_and_counts_the_rest() 
     assert_eq!(after_small.arenas_dropped, start.arenas_dropped + 1);
 
     // A warm large block besides the slab, which comes from the pool.
-    let mut large = arena::Arena::with_config(ONE_SLAB_SIZE);
-    large.scope(|s| {
-        drop(s.zeroed::<u8>(64));
-        drop(s.zeroed::<u8>(LARGE));
-    });
-    let held_large = large.stats();
-    drop(large);
+    let held_large = dropped_after_a_slab_and_a_large_block(ONE_SLAB_SIZE);
     let after_large = arena::global_stats();
     let slabs_taken = (after_large.pool_hits - after_small.pool_hits) as usize;
     assert_eq!(slabs_taken, held_large.slab_count, "the slab came from the pool");
@@ -41,13 +46,7 @@ fn a_dropped_arena_hands_its_slabs_and_cached_blocks_over_and_counts_the_rest() 
     assert_eq!(after_large.munmaps, after_small.munmaps);
 
     // Without the pool, the slab and the cached block go back and are counted.
-    let mut alone = arena::Arena::with_config(arena::Config { use_pool: false, ..ONE_SLAB_SIZE });
-    alone.scope(|s| {
-        drop(s.zeroed::<u8>(64));
-        drop(s.zeroed::<u8>(LARGE));
-    });
-    let held = alone.stats();
-    drop(alone);
+    let held = dropped_after_a_slab_and_a_large_block(arena::Config { use_pool: false, ..ONE_SLAB_SIZE });
     let after_alone = arena::global_stats();
     assert_eq!(after_alone.system_allocations, after_large.system_allocations + held.system_allocations);
     assert_eq!(
