@@ -133,9 +133,9 @@ unsafe impl GlobalAlloc for Touching {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if self.up.holds(ptr) || self.down.holds(ptr) {
+            #[cfg(not(miri))]
             // SAFETY: the block is the caller's to give up; its pages read as
             // zero afterwards, and the addresses are never handed out again.
-            #[cfg(not(miri))]
             unsafe {
                 libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED)
             };
