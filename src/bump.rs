@@ -36,19 +36,51 @@ pub(crate) const fn bump_up(ptr: usize, limit: usize, size: usize, align: usize)
     if end <= limit { Some(Placement { start, end }) } else { None }
 }
 
-/// [`bump_up`] for a region whose `ptr` is at most its `limit`, and a `size`
-/// of at most `isize::MAX` (every `Layout`'s): then the room left is
-/// `limit - ptr` and the padding plus the size cannot overflow, so the test
-/// is one compare, where `bump_up` needs two overflow checks besides.
+/// The granule of the bump region: every block it hands out starts and ends
+/// at a multiple of `GRAIN`, so the pointer always sits on one. A request
+/// aligned to at most `GRAIN` (all of `u8` to `u64`, `f64`, pointers) then
+/// needs no padding computed from the pointer, and the size rounded up to
+/// grains is what it takes.
+pub(crate) const GRAIN: usize = 8;
+
+/// `size` rounded up to a multiple of [`GRAIN`]; 0 for 0 and for the sizes
+/// that would round past `usize::MAX` (which no bump serves).
 #[inline(always)]
-pub(crate) const fn bump_up_within(ptr: usize, limit: usize, size: usize, align: usize) -> Option<Placement> {
+pub(crate) const fn round_to_grain(size: usize) -> usize {
+    size.wrapping_add(GRAIN - 1) & !(GRAIN - 1)
+}
+
+/// [`bump_up`] of `size` rounded up to grains, aligned to at most a grain,
+/// for a region whose `ptr` and `limit` are multiples of [`GRAIN`] with
+/// `ptr <= limit`; a zero size is refused (the caller hands out a dangling
+/// pointer instead). The placement starts at `ptr`, and its `end`, the new
+/// pointer, is a multiple of `GRAIN` again.
+///
+/// One compare: the room is whole grains, so `size` fits exactly when its
+/// rounded size does, and `size - 1` wraps to `usize::MAX` for a zero size,
+/// which no room holds.
+#[inline(always)]
+pub(crate) const fn bump_grains_within(ptr: usize, limit: usize, size: usize) -> Option<Placement> {
+    debug_assert!(ptr <= limit && ptr.is_multiple_of(GRAIN) && limit.is_multiple_of(GRAIN));
+    if size.wrapping_sub(1) < limit - ptr {
+        Some(Placement { start: ptr, end: ptr + round_to_grain(size) })
+    } else {
+        None
+    }
+}
+
+/// [`bump_grains_within`] for an alignment above a grain: the padding up to
+/// `align` (whole grains) is computed from the pointer, and its sum with the
+/// last byte's offset tested for a carry (which refuses a zero size too).
+#[inline(always)]
+pub(crate) const fn bump_aligned_within(ptr: usize, limit: usize, size: usize, align: usize) -> Option<Placement> {
     debug_assert!(align.is_power_of_two());
-    debug_assert!(ptr <= limit && size <= isize::MAX as usize);
-    // Below `align <= 2^63`, so the sum stays below `2^64`.
+    debug_assert!(ptr <= limit && ptr.is_multiple_of(GRAIN) && limit.is_multiple_of(GRAIN));
     let pad = ptr.wrapping_neg() & (align - 1);
-    if pad + size <= limit.wrapping_sub(ptr) {
+    let (last, wrapped) = pad.overflowing_add(size.wrapping_sub(1));
+    if !wrapped && last < limit - ptr {
         let start = ptr + pad;
-        Some(Placement { start, end: start + size })
+        Some(Placement { start, end: start + round_to_grain(size) })
     } else {
         None
     }
@@ -116,15 +148,25 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn bump_within_places_as_bump_up_does(
-            ptr in proptest::prop_oneof![0usize..1 << 40, usize::MAX - (1 << 20)..=usize::MAX],
+        fn bumps_within_place_whole_grains_as_bump_up_does(
+            grains in proptest::prop_oneof![0usize..1 << 37, usize::MAX / GRAIN - (1 << 17)..=usize::MAX / GRAIN],
             room in proptest::prop_oneof![0usize..1 << 21, proptest::num::usize::ANY],
-            size in proptest::prop_oneof![0usize..1 << 21, 0..=isize::MAX as usize],
+            size in proptest::prop_oneof![0usize..1 << 21, 0..=isize::MAX as usize, proptest::num::usize::ANY],
             align_log in 0u32..63,
         ) {
-            let align = 1usize << align_log;
-            let limit = ptr.saturating_add(room);
-            proptest::prop_assert_eq!(bump_up_within(ptr, limit, size, align), bump_up(ptr, limit, size, align));
+            let (ptr, align) = (grains * GRAIN, 1usize << align_log);
+            let limit = ptr.saturating_add(room) & !(GRAIN - 1);
+            let placed = match align {
+                ..=GRAIN => bump_grains_within(ptr, limit, size),
+                _ => bump_aligned_within(ptr, limit, size, align),
+            };
+            // Zero and the sizes within a grain of `usize::MAX` round to 0.
+            let expected = size.checked_next_multiple_of(GRAIN).filter(|&taken| taken != 0);
+            let expected = expected.and_then(|taken| bump_up(ptr, limit, taken, align));
+            proptest::prop_assert_eq!(placed, expected);
+            if let Some(placed) = placed {
+                proptest::prop_assert!(placed.end.is_multiple_of(GRAIN) && placed.end - placed.start >= size);
+            }
         }
 
         #[test]

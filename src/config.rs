@@ -17,7 +17,8 @@ pub(crate) const PAGE_BYTES: usize = 4096;
 ///
 /// Values out of range are clamped rather than rejected: slab sizes are
 /// rounded up to whole 4 KiB pages, `first_slab_bytes` is at least one page
-/// and `max_slab_bytes` at least `first_slab_bytes`.
+/// and `max_slab_bytes` at least `first_slab_bytes`, and neither is larger
+/// than `large_threshold_bytes` rounded up to pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Size of the first slab. Later slabs double in size up to
@@ -28,7 +29,10 @@ pub struct Config {
     /// such requests shares ever larger slabs; a request larger than the cap
     /// gets a slab of its own size and a page more (a slab's last byte is
     /// never handed out, so a slab holds one byte less than its size),
-    /// and later slabs stay within the cap. Default 4 MiB.
+    /// and later slabs stay within the cap. At most the large threshold
+    /// (rounded up to pages): a slab never serves a block of the threshold or
+    /// more, so a larger slab would only hold more small blocks, and the bump
+    /// fast path then needs no size test. Default 1 MiB.
     pub max_slab_bytes: usize,
     /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond
     /// this go back to the system allocator. A loop whose working set fits in
@@ -40,13 +44,15 @@ pub struct Config {
     /// [`AllocError`](crate::AllocError) (`try_*` methods) or a panic naming
     /// the numbers. Default: no limit (`usize::MAX`).
     pub limit_bytes: usize,
-    /// Requests of at least this many bytes bypass the slabs and get their own
+    /// Requests of at least this many bytes (counted in whole 8-byte grains,
+    /// as the slabs hand memory out) bypass the slabs and get their own
     /// mapping (a *large block*), cached by size class after release and
     /// returned early when the array that holds one is dropped. Default 1 MiB:
-    /// below it a 4 MiB slab holds several such arrays with little waste; from
-    /// it on, an own mapping lets the block go back before the scope ends, and
-    /// its cost (a syscall and page faults) is paid only on a cache miss.
-    /// Values below one page are raised to one page.
+    /// from it on, an own mapping lets the block go back before the scope
+    /// ends, and its cost (a syscall and page faults) is paid only on a cache
+    /// miss. Slabs are no larger than the threshold, so an array just below
+    /// it may leave the rest of its slab to smaller requests. Values below one
+    /// page are raised to one page.
     pub large_threshold_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse. Blocks released
     /// beyond it go back to the OS as [`return_mode`](Config::return_mode)
@@ -83,7 +89,7 @@ impl Config {
     /// The configuration a new arena starts with.
     pub const DEFAULT: Config = Config {
         first_slab_bytes: 64 * 1024,
-        max_slab_bytes: 4 * 1024 * 1024,
+        max_slab_bytes: 1024 * 1024,
         retain_bytes: 64 * 1024 * 1024,
         limit_bytes: usize::MAX,
         large_threshold_bytes: 1024 * 1024,
@@ -96,9 +102,10 @@ impl Config {
     /// This configuration with slab sizes and the large threshold clamped
     /// to the documented ranges.
     pub(crate) const fn normalized(self) -> Config {
-        let first = round_to_pages(self.first_slab_bytes);
-        let max = round_to_pages(self.max_slab_bytes);
         let threshold = if self.large_threshold_bytes < PAGE_BYTES { PAGE_BYTES } else { self.large_threshold_bytes };
+        let largest = round_to_pages(threshold);
+        let first = min(round_to_pages(self.first_slab_bytes), largest);
+        let max = min(round_to_pages(self.max_slab_bytes), largest);
         Config {
             first_slab_bytes: first,
             max_slab_bytes: if max < first { first } else { max },
@@ -116,6 +123,10 @@ impl Default for Config {
 
 /// `bytes` rounded up to whole pages, at least one page, saturating at the
 /// largest page multiple.
+const fn min(a: usize, b: usize) -> usize {
+    if a < b { a } else { b }
+}
+
 const fn round_to_pages(bytes: usize) -> usize {
     match crate::bump::align_up(bytes, PAGE_BYTES) {
         Some(0) => PAGE_BYTES,
@@ -195,6 +206,16 @@ mod tests {
         let c = Config { first_slab_bytes: usize::MAX, ..Config::DEFAULT }.normalized();
         assert_eq!(c.first_slab_bytes % PAGE_BYTES, 0);
         assert!(c.max_slab_bytes >= c.first_slab_bytes);
+    }
+
+    #[test]
+    fn slabs_are_no_larger_than_the_large_threshold_in_pages() {
+        let c = Config { first_slab_bytes: 8 << 20, max_slab_bytes: 16 << 20, ..Config::DEFAULT }.normalized();
+        assert_eq!((c.first_slab_bytes, c.max_slab_bytes), (1 << 20, 1 << 20));
+        let c = Config { large_threshold_bytes: PAGE_BYTES + 1, ..Config::DEFAULT }.normalized();
+        assert_eq!((c.first_slab_bytes, c.max_slab_bytes), (2 * PAGE_BYTES, 2 * PAGE_BYTES));
+        let c = Config { large_threshold_bytes: usize::MAX, max_slab_bytes: 1 << 30, ..Config::DEFAULT }.normalized();
+        assert_eq!(c.max_slab_bytes, 1 << 30);
     }
 
     #[test]

@@ -17,6 +17,13 @@ use arena_harness::{self as harness, Focus};
 use proptest::prelude::*;
 
 const PAGE: usize = 4096;
+/// The slabs hand memory out in whole grains of this many bytes.
+const GRAIN: usize = 8;
+
+/// The bytes a block of `size` bytes takes in a slab.
+fn taken(size: usize) -> usize {
+    size.next_multiple_of(GRAIN)
+}
 /// Address space of each direction's region (reserved, touched on use;
 /// released blocks are given back to the system, never handed out again).
 #[cfg(not(miri))]
@@ -243,8 +250,8 @@ fn on_touching_thread(placement: Placement, test: fn(Placement)) {
     .unwrap_or_else(|_| panic!("{placement:?}: a check failed"));
 }
 
-/// A child opened at the last byte the pointer reaches in a full slab (the
-/// next slab starts one byte above, or ends where this one starts) cannot
+/// A child opened at the last grain the pointer reaches in a full slab (the
+/// next slab starts one grain above, or ends where this one starts) cannot
 /// release, shrink or grow its parent's top block in place, and its exit
 /// leaves the pointer exactly there.
 #[test]
@@ -252,32 +259,32 @@ fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
     fn test(placement: Placement) {
         use allocator_api2::alloc::Allocator;
         arena::scope(|parent| {
-            let full = Layout::from_size_align(PAGE - 1, 1).unwrap();
+            let full = Layout::from_size_align(PAGE - GRAIN, 1).unwrap();
             let top = parent.allocate(full).unwrap().cast::<u8>();
             // SAFETY: `full.size()` bytes of `parent`.
             unsafe { top.as_ptr().write_bytes(0x5A, full.size()) };
-            assert_eq!(in_use(), PAGE - 1);
+            assert_eq!(in_use(), PAGE - GRAIN);
             parent.scope(|child| {
                 // SAFETY: `top` is a live block of this thread's arena with
                 // layout `full`; the child is not its owner, and must leave
                 // it where and as it is (what this test checks).
                 unsafe { child.deallocate(top, full) };
-                assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child released its parent's block");
+                assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child released its parent's block");
                 let one = Layout::from_size_align(1, 1).unwrap();
                 let block = child.allocate(one).unwrap().cast::<u8>();
-                assert_eq!(in_use(), PAGE, "{placement:?}: one byte in the next slab");
+                assert_eq!(in_use(), PAGE, "{placement:?}: one grain in the next slab");
                 // SAFETY: `block` is the child's, with layout `one`.
                 unsafe { child.deallocate(block, one) };
-                assert_eq!(in_use(), PAGE - 1);
+                assert_eq!(in_use(), PAGE - GRAIN);
                 // SAFETY: as for the release above; `one` is not larger than `full`.
                 let _ = unsafe { child.shrink(top, full, one) };
-                assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child shrank its parent's block");
+                assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child shrank its parent's block");
                 let again = child.allocate(Layout::from_size_align(100, 1).unwrap()).unwrap().cast::<u8>();
                 // SAFETY: 100 bytes of the child.
                 unsafe { again.as_ptr().write_bytes(0xC3, 100) };
                 assert_eq!(arena::check_invariants(), Ok(()));
             });
-            assert_eq!(in_use(), PAGE - 1, "{placement:?}: the child's exit moved the parent's pointer");
+            assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child's exit moved the parent's pointer");
             // SAFETY: `full.size()` bytes of `parent`, still live.
             let bytes = unsafe { std::slice::from_raw_parts(top.as_ptr(), full.size()) };
             assert!(bytes.iter().all(|&b| b == 0x5A), "{placement:?}: the parent's block was overwritten");
@@ -338,7 +345,7 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
     fn test(placement: Placement) {
         let mut arena = arena::Arena::with_config(Config { max_slab_bytes: 4 * PAGE, ..one_page_slabs() });
         let start = arena.checkpoint();
-        arena.alloc(Layout::from_size_align(PAGE - 1, 1).unwrap()).unwrap();
+        arena.alloc(Layout::from_size_align(PAGE - GRAIN, 1).unwrap()).unwrap();
         let full = arena.checkpoint();
         // Slabs of one, two, three and four pages after the first.
         arena.scope(|s| {
@@ -358,7 +365,7 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
                     assert!(array.iter().all(|&x| x == pages as u8), "{placement:?} {order:?}");
                 }
             });
-            assert_eq!(arena.stats().bytes_in_use, PAGE - 1, "{placement:?} {order:?}");
+            assert_eq!(arena.stats().bytes_in_use, PAGE - GRAIN, "{placement:?} {order:?}");
             assert_eq!(arena.check_invariants(), Ok(()));
             let mark = arena.checkpoint();
             assert_eq!(mark, full, "{placement:?} {order:?}: the scope did not return to the full slab's top");
@@ -416,8 +423,8 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-/// A block in bump order: its address, the bytes it holds in the slabs,
-/// how many of them hold its tag (0 once released), and its tag.
+/// A block in bump order: its address, its size (it holds [`taken`] of it
+/// in the slabs), how many bytes hold its tag (0 once released), and its tag.
 struct Block {
     ptr: std::ptr::NonNull<u8>,
     size: usize,
@@ -444,12 +451,12 @@ struct Exact {
 
 impl Exact {
     fn in_use(&self) -> usize {
-        self.blocks.iter().map(|block| block.size).sum()
+        self.blocks.iter().map(|block| taken(block.size)).sum()
     }
 
-    /// Whether the limit admits `more` bytes besides those in use.
-    fn admits(&self, more: usize) -> bool {
-        self.limit.is_none_or(|limit| self.in_use() + more <= limit)
+    /// Whether the limit admits a block of `size` bytes besides those in use.
+    fn admits(&self, size: usize) -> bool {
+        self.limit.is_none_or(|limit| self.in_use() + taken(size) <= limit)
     }
 
     /// The index of the `n`-th block still holding data (wrapping).
@@ -463,7 +470,7 @@ impl Exact {
     fn releasable(&self, i: usize) -> bool {
         let block = &self.blocks[i];
         i + 1 == self.blocks.len()
-            && self.ptr == Some(block.ptr.as_ptr().addr() + block.size)
+            && self.ptr == Some(block.ptr.as_ptr().addr() + taken(block.size))
             && i >= self.floors.last().map_or(0, |floor| floor.0)
     }
 
@@ -516,7 +523,7 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                 }
                 let ptr = ptr.cast::<u8>();
                 let block = model.tagged(ptr, size);
-                model.ptr = Some(ptr.as_ptr().addr() + size);
+                model.ptr = Some(ptr.as_ptr().addr() + taken(size));
                 model.blocks.push(block);
             }
             Step::Dealloc(n) => {
@@ -542,11 +549,13 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                 };
                 let grown = grown.cast::<u8>();
                 if grown == ptr {
-                    if !model.releasable(i) || !model.admits(by) {
+                    // Growth within the block's last grain takes no memory.
+                    let more = taken(size + by) - taken(size);
+                    if !model.releasable(i) || (more != 0 && !model.admits(more)) {
                         return Err(format!("{step:?}: a block grew in place that is not the scope's top one"));
                     }
                     model.blocks[i].size = size + by;
-                    model.ptr = Some(ptr.as_ptr().addr() + size + by);
+                    model.ptr = Some(ptr.as_ptr().addr() + taken(size + by));
                     // SAFETY: the new bytes of the grown block.
                     unsafe { grown.as_ptr().add(valid).write_bytes(model.blocks[i].tag, size + by - valid) };
                     model.blocks[i].valid = size + by;
@@ -559,7 +568,7 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                     block.tag = model.blocks[i].tag;
                     // SAFETY: the grown block's bytes, its first `valid` copied.
                     unsafe { grown.as_ptr().write_bytes(block.tag, size + by) };
-                    model.ptr = Some(grown.as_ptr().addr() + size + by);
+                    model.ptr = Some(grown.as_ptr().addr() + taken(size + by));
                     model.blocks.push(block);
                 }
             }
@@ -574,7 +583,7 @@ fn run_exact(s: &arena::Scope<'_>, steps: &[Step], at: &mut usize, model: &mut E
                 }
                 if model.releasable(i) {
                     model.blocks[i].size = new;
-                    model.ptr = Some(ptr.as_ptr().addr() + new);
+                    model.ptr = Some(ptr.as_ptr().addr() + taken(new));
                 }
                 model.blocks[i].valid = new;
             }

@@ -29,6 +29,7 @@ use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SlabChain};
+use crate::bump::round_to_grain;
 use crate::config::Config;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
@@ -271,23 +272,29 @@ impl Arena {
     }
 
     /// Whether `layout` may take the bump path: not empty, below the large
-    /// threshold and aligned to at most a page. A zero-size request goes to
+    /// threshold in whole grains and aligned to at most a page. A zero-size request goes to
     /// the cold path, which hands out a dangling pointer ([`zero_sized`]):
     /// the bump pointer would be an address that a live block of the same
     /// scope may start at. Everything else goes to
     /// [`alloc_large`](Arena::alloc_large), which refuses what [`admit`](Arena::admit) refuses.
     #[inline(always)]
     pub(crate) fn is_small(&self, layout: Layout) -> bool {
-        // `size - 1` wraps for 0, so one compare per bound excludes it. The
-        // threshold is at least a page (`Config::normalized`), so a size
-        // known at compile time to be below a page decides without a load.
-        let last = layout.size().wrapping_sub(1);
+        // A block takes whole grains, and so does the room of a slab, which
+        // stays below the threshold (`SlabChain::set_budget`): the size in
+        // grains is what must stay below it. `- 1` wraps for 0, so one
+        // compare per bound excludes it. The threshold is at least a page
+        // (`Config::normalized`), so a size known at compile time to be
+        // below a page decides without a load.
+        let last = round_to_grain(layout.size()).wrapping_sub(1);
         (last < PAGE_BYTES - 1 || last < self.config.large_threshold_bytes - 1) && layout.align() <= PAGE_BYTES
     }
 
-    /// The bump fast path: `layout` (which [`is_small`](Arena::is_small))
-    /// carved from the current slab, or `None` if it has no room. Calls out
-    /// to nothing, so it needs no busy flag.
+    /// The bump fast path: `layout` carved from the current slab, or `None`
+    /// where the slow path decides: no room, a zero size, an alignment above
+    /// a page. Its size needs no test against the large threshold: no slab
+    /// has room for such a block (the bump's end stays below the threshold,
+    /// see `SlabChain::set_budget`). Calls out to nothing, so it needs no
+    /// busy flag.
     #[inline(always)]
     pub(crate) fn bump(&mut self, layout: Layout) -> Option<NonNull<u8>> {
         self.slabs.bump(layout)
@@ -301,7 +308,9 @@ impl Arena {
             return Err(Failure::TooAligned { align: layout.align() });
         }
         let in_use = self.bytes_in_use();
-        if in_use.checked_add(layout.size()).is_none_or(|total| total > self.config.limit_bytes) {
+        // What the request takes: a block in the slabs takes whole grains.
+        let taken = if self.is_small(layout) { round_to_grain(layout.size()) } else { layout.size() };
+        if in_use.checked_add(taken).is_none_or(|total| total > self.config.limit_bytes) {
             return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
         }
         Ok(())
@@ -335,11 +344,12 @@ impl Arena {
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
-        // A fresh slab starts page-aligned, so `size` bytes fit at its start
-        // if one byte is left after them (the pointer stays below a slab's
-        // end: its last byte is never handed out); the tail left in the current slab is not counted as in
-        // use (the count goes on from where the pointer left the slab).
-        let room = layout.size() + 1;
+        // A fresh slab starts page-aligned, so `size` bytes (in whole grains)
+        // fit at its start if one byte is left after them (the pointer stays
+        // below a slab's end: its last byte is never handed out); the tail
+        // left in the current slab is not counted as in use (the count goes
+        // on from where the pointer left the slab).
+        let room = round_to_grain(layout.size()) + 1;
         if !self.slabs.advance_to_retained(room) {
             let slab = self.new_slab(room)?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
@@ -380,7 +390,8 @@ impl Arena {
     fn end_slow_path(&mut self) {
         self.high_water = self.high_water.max(self.fast_path_peak());
         let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
-        self.limit_below_use = self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs));
+        let max_block = self.config.large_threshold_bytes - 1;
+        self.limit_below_use = self.slabs.set_budget(self.config.limit_bytes.saturating_sub(outside_slabs), max_block);
         self.in_use_origin = self.slabs.origin_addr().wrapping_sub(outside_slabs);
         // Below the bytes in use, the limit holds only if the end comes down
         // with the pointer: releases then take the new peak's branch, which

@@ -8,6 +8,7 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::AllocError;
 
 use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
+use crate::bump::round_to_grain;
 
 impl Arena {
     /// Number of scopes open now.
@@ -97,7 +98,8 @@ impl Arena {
         }
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
-            // SAFETY: the caller releases these `size` bytes at `ptr` (the top block).
+            // SAFETY: the caller releases these `size` bytes at `ptr` (the top
+            // block; the rest of its last grain was never handed out).
             unsafe { self.release_watched(ptr, size) };
         }
         self.slabs.release_top_block(lowered);
@@ -137,12 +139,14 @@ impl Arena {
         new_size: usize,
         floor: usize,
     ) -> bool {
-        if !self.is_resizable_top(ptr, old_size, new_size, floor) {
+        if !self.is_resizable_top(ptr, old_size, floor) {
             return false;
         }
-        if new_size < old_size && self.note_high_water_or_poison() {
-            // SAFETY: the tail past `new_size` of the top block is being released.
-            unsafe { self.release_watched(ptr.byte_add(new_size), old_size - new_size) };
+        let (kept, taken) = (round_to_grain(new_size), round_to_grain(old_size));
+        if kept < taken && self.note_high_water_or_poison() {
+            // SAFETY: the top block takes `taken` bytes at `ptr` (whole grains),
+            // and the grains past `kept` are being released.
+            unsafe { self.release_watched(ptr.byte_add(kept), taken - kept) };
         }
         self.slabs.set_top_end(ptr, new_size)
     }
@@ -158,16 +162,17 @@ impl Arena {
         floor: usize,
     ) -> bool {
         debug_assert!(new_size >= old_size, "not a growth");
-        self.is_resizable_top(ptr, old_size, new_size, floor) && self.slabs.set_top_end(ptr, new_size)
+        self.is_resizable_top(ptr, old_size, floor) && self.slabs.set_top_end(ptr, new_size)
     }
 
     /// Whether the `old_size` bytes at `ptr` are the most recent allocation
     /// at or above `floor` and may become `new_size` bytes where they are:
-    /// not a zero-size block (a dangling pointer, never a block), and not
-    /// growing to the large threshold or beyond.
+    /// not a zero-size block (a dangling pointer, never a block). Growth to
+    /// the large threshold or beyond needs no test: the bump's end stays
+    /// below it (`SlabChain::set_budget`), so `set_top_end` refuses it.
     #[inline(always)]
-    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, new_size: usize, floor: usize) -> bool {
-        old_size != 0 && new_size < self.config.large_threshold_bytes && self.slabs.is_top_above(ptr, old_size, floor)
+    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, floor: usize) -> bool {
+        old_size != 0 && self.slabs.is_top_above(ptr, old_size, floor)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the

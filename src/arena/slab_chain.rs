@@ -6,14 +6,14 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use crate::bump::{self, bump_up_within};
+use crate::bump::{self, round_to_grain};
 use crate::slab::{PAGE_BYTES, Slab};
 
-/// The bump pointer of an empty chain: dangling and non-null, at `EMPTY_END`
-/// (no room, so the first request takes the slow path).
-const EMPTY_PTR: *mut u8 = NonNull::<u8>::dangling().as_ptr();
-/// `EMPTY_PTR`'s address: a dangling pointer's address is its type's alignment.
-const EMPTY_ADDR: usize = align_of::<u8>();
+/// The bump pointer of an empty chain: dangling, non-null and on a grain,
+/// at `EMPTY_END` (no room, so the first request takes the slow path).
+const EMPTY_PTR: *mut u8 = std::ptr::without_provenance_mut(EMPTY_ADDR);
+/// `EMPTY_PTR`'s address.
+const EMPTY_ADDR: usize = bump::GRAIN;
 const EMPTY_END: usize = EMPTY_ADDR;
 
 /// A position in the chain, to move back to later.
@@ -134,6 +134,8 @@ impl SlabList {
 ///   end (its last byte is never handed out), so every position of the pointer names one slab by its
 ///   address alone ([`position_of`](SlabChain::position_of)): the end of one
 ///   slab may be the start of another.
+/// - `ptr` and `end` are multiples of [`GRAIN`](bump::GRAIN): every block
+///   the chain hands out takes whole grains.
 /// - `slab_bytes` is the total length of `slabs`.
 /// - The `entered_at` of the slabs up to `current` are in order, and the
 ///   current slab's is `used_before`.
@@ -173,11 +175,19 @@ impl SlabChain {
         }
     }
 
-    /// Carves `layout` from the current slab, or `None` if it has no room.
+    /// Carves `layout` from the current slab, or `None` if it has no room,
+    /// is zero-size or aligned to more than a page.
     #[inline(always)]
     pub(super) fn bump(&mut self, layout: Layout) -> Option<NonNull<u8>> {
-        // `ptr <= end` is an invariant of the chain.
-        let placed = bump_up_within(self.ptr.addr(), self.end, layout.size(), layout.align())?;
+        // `ptr <= end` and `ptr` on a grain are invariants of the chain.
+        let (ptr, end, size, align) = (self.ptr.addr(), self.end, layout.size(), layout.align());
+        let placed = if align <= bump::GRAIN {
+            bump::bump_grains_within(ptr, end, size)?
+        } else if align <= PAGE_BYTES {
+            bump::bump_aligned_within(ptr, end, size, align)?
+        } else {
+            return None;
+        };
         self.ptr = self.ptr.with_addr(placed.end);
         // SAFETY: `placed.start >= ptr >= 1` (the pointer is never null).
         Some(unsafe { NonNull::new_unchecked(self.ptr.with_addr(placed.start)) })
@@ -277,14 +287,21 @@ impl SlabChain {
     /// whether it did: the end must then come down whenever the pointer
     /// does ([`end_within_limit`](SlabChain::end_within_limit)), or the
     /// memory released would be free for the bump again, past the limit.
+    ///
+    /// The end also stays within `max_block` bytes of the slab's start, so
+    /// that no bump serves a block larger than `max_block`: the fast path
+    /// needs no size test of its own (the arena passes one byte less than
+    /// its large threshold).
     #[must_use]
-    pub(super) fn set_budget(&mut self, budget: usize) -> bool {
+    pub(super) fn set_budget(&mut self, budget: usize, max_block: usize) -> bool {
         let Some(slab) = self.slabs.get(self.current).map(|entry| &entry.slab) else {
             (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
             return false;
         };
         let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
-        self.budget_end = (slab.end_addr() - 1).min(limit_end);
+        let block_end = slab.start_addr().saturating_add(max_block);
+        // On a grain, so that the room is whole grains; below the slab's end.
+        self.budget_end = (slab.end_addr() - 1).min(limit_end).min(block_end) & !(bump::GRAIN - 1);
         self.end = self.budget_end.max(self.ptr.addr());
         self.budget_end < self.ptr.addr()
     }
@@ -451,7 +468,7 @@ impl SlabChain {
         // Ending at the pointer and starting in its slab: the block is the
         // current slab's top one. (A block of another mapping may end where
         // the current slab starts; `block >= start` refuses it.)
-        top.wrapping_sub(size) == block
+        top.wrapping_sub(round_to_grain(size)) == block
             && block >= self.start
             // `floor` is in the current slab exactly when it lies between the
             // slab's start and the pointer; otherwise it is in an earlier
@@ -488,12 +505,13 @@ impl SlabChain {
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
-    /// [`is_top_above`](SlabChain::is_top_above)), to `ptr + new_size` if the
-    /// slab has room; returns whether it did.
+    /// [`is_top_above`](SlabChain::is_top_above)), to `ptr + new_size`
+    /// rounded up to grains if the slab has room; returns whether it did.
     pub(super) fn set_top_end(&mut self, ptr: NonNull<u8>, new_size: usize) -> bool {
+        // The end is on a grain: the block fits exactly when its whole grains do.
         match ptr.as_ptr().addr().checked_add(new_size) {
             Some(new_end) if new_end <= self.end => {
-                self.ptr = self.ptr.with_addr(new_end);
+                self.ptr = self.ptr.with_addr(round_to_grain(new_end));
                 true
             }
             _ => false,
@@ -542,7 +560,8 @@ impl SlabChain {
                 if !self.slabs.iter().take(self.current + 1).map(|entry| entry.entered_at).is_sorted() {
                     return Err("slab entry records out of order".to_owned());
                 }
-                if !(start <= ptr && ptr <= self.end && self.end < end) {
+                let on_grains = ptr.is_multiple_of(bump::GRAIN) && self.end.is_multiple_of(bump::GRAIN);
+                if !(start <= ptr && ptr <= self.end && self.end < end && on_grains) {
                     return Err(format!(
                         "bump pointer {ptr:#x}..{:#x} outside its slab {start:#x}..{end:#x}",
                         self.end

@@ -28,7 +28,7 @@ fn restore_rewinds_to_the_same_address() {
     // Without the pool: its warm start (the slab size other tests' arenas
     // grew to) could make the first slab large enough for every request.
     let mut arena = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
-    arena.alloc(layout(10, 1)).unwrap();
+    arena.alloc(layout(10, 1)).unwrap(); // two grains
     let cp = arena.checkpoint();
     let first = arena.alloc(layout(64, 8)).unwrap();
     for _ in 0..10_000 {
@@ -37,7 +37,7 @@ fn restore_rewinds_to_the_same_address() {
     assert!(arena.stats().slab_count > 1);
     // SAFETY: `cp` is from this arena; nothing allocated after it is used again.
     unsafe { arena.restore(cp) };
-    assert_eq!(arena.stats().bytes_in_use, 10);
+    assert_eq!(arena.stats().bytes_in_use, 16);
     assert_eq!(arena.alloc(layout(64, 8)).unwrap(), first);
 }
 
@@ -152,11 +152,12 @@ fn a_fast_exit_peak_survives_the_next_slow_path() {
     if crate::debug_mode::DebugMode::from_env() != crate::debug_mode::DebugMode::Off {
         return eprintln!("skipped under ARENA_DEBUG: counts the slow paths of slab allocations");
     }
-    let mut arena = Arena::with_config(Config { large_threshold_bytes: 4096, ..Config::DEFAULT });
+    let threshold = 64 << 10;
+    let mut arena = Arena::with_config(Config { large_threshold_bytes: threshold, ..Config::DEFAULT });
     arena.scope(|s| drop(s.zeroed::<u8>(16))); // the first slab: a slow path
     let before = arena.stats();
     let peak = arena.scope(|s| (0..12).map(|_| s.zeroed::<u8>(4000).len()).sum::<usize>());
-    arena.scope(|s| drop(s.zeroed::<u8>(4096))); // a large block: a slow path
+    arena.scope(|s| drop(s.zeroed::<u8>(threshold))); // a large block: a slow path
     let after = arena.stats();
     assert_eq!((after.system_allocations, after.mmaps), (before.system_allocations, 1), "not one slow path");
     assert!(after.high_water >= peak, "peak {} lost (expected at least {peak})", after.high_water);
@@ -172,8 +173,8 @@ fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
     }
     let config = Config { first_slab_bytes: 4096, max_slab_bytes: 4096, use_pool: false, ..Config::DEFAULT };
     let mut arena = Arena::with_config(config);
-    // Fills the first slab up to its last byte, which is never handed out.
-    arena.alloc(layout(4095, 1)).unwrap();
+    // Fills the first slab up to its last grain, which is never handed out.
+    arena.alloc(layout(4088, 1)).unwrap();
     for pass in 0..3 {
         arena.scope(|s| {
             for _ in 0..5 {
@@ -181,7 +182,7 @@ fn a_scope_starting_at_a_slab_boundary_restores_its_position() {
                 drop(s.zeroed::<u8>(3000));
             }
         });
-        assert_eq!(arena.stats().bytes_in_use, 4095, "pass {pass}");
+        assert_eq!(arena.stats().bytes_in_use, 4088, "pass {pass}");
         assert_eq!(arena.check_invariants(), Ok(()));
     }
     assert_eq!(arena.stats().slab_count, 6, "later passes did not reuse the slabs");
@@ -222,7 +223,7 @@ fn oversized_requests_advance_the_slab_sequence() {
     }
     let mut arena = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
     arena.scope(|s| {
-        let arrays = s.from_fn(24, |k| s.filled((64 << 10) + k * 37_000, 1_u8));
+        let arrays = s.from_fn(24, |k| s.filled((64 << 10) + k * 7_000, 1_u8));
         assert!(arrays.iter().all(|a| !a.is_large_block()));
     });
     let slabs = arena.stats().system_allocations;

@@ -228,8 +228,9 @@ impl<'s> Scope<'s> {
     /// Allocates memory for `layout`; valid until this scope exits (or, for a
     /// large block, until it is released).
     ///
-    /// The fast path is two compares (is this the innermost scope? is the
-    /// request small?) and a pointer bump. A scope that is not the innermost
+    /// The fast path is one compare (is this the innermost scope?) and a
+    /// pointer bump, which refuses zero and large sizes and alignments above
+    /// a page by itself. A scope that is not the innermost
     /// one must not bump the shared pointer — the inner scope's exit would
     /// free the memory — so its small requests go to its own side blocks.
     #[inline(always)]
@@ -248,7 +249,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
         let arena = self.arena_mut();
-        if arena.depth() == self.depth() && arena.is_small(layout) { arena.bump(layout) } else { None }
+        if arena.depth() == self.depth() { arena.bump(layout) } else { None }
     }
 
     /// Like [`alloc`](Scope::alloc), but also returns the handle of a large
@@ -303,7 +304,7 @@ impl<'s> Scope<'s> {
         }
         let arena = self.arena_mut();
         let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
-        if !released && arena.has_blocks_of_their_own() {
+        if !released {
             self.by_value().release_own_block_at(ptr);
         }
     }
@@ -396,7 +397,6 @@ impl ScopeRef {
     pub(crate) fn alloc_block(self, layout: Layout) -> Result<Allocation, AllocError> {
         let arena = self.arena_mut();
         if arena.depth() == self.depth
-            && arena.is_small(layout)
             && let Some(ptr) = arena.bump(layout)
         {
             return Ok(Allocation { ptr, large: None });
@@ -441,11 +441,19 @@ impl ScopeRef {
         arena.side_alloc(self.depth, layout).map(small)
     }
 
+    /// Releases the block at `ptr` if it is a large or bypass block of this
+    /// scope's; a block in the slabs or a side chunk stays until the scope
+    /// exits. Out of line, the test too: a release that is not of the top
+    /// block is the uncommon case, and the inline release stays small enough
+    /// for a container's drop to inline.
     #[cold]
     #[inline(never)]
     fn release_own_block_at(self, ptr: NonNull<u8>) {
-        let _busy = BusyGuard::raise();
         let arena = self.arena_mut();
+        if !arena.has_blocks_of_their_own() {
+            return;
+        }
+        let _busy = BusyGuard::raise();
         if !arena.release_large_at(ptr, self.depth) {
             arena.release_bypass_at(ptr, self.depth);
         }

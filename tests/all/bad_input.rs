@@ -94,16 +94,17 @@ fn a_limit_lowered_below_the_use_holds_after_releases_in_place() {
         arena::configure(arena::Config { use_pool: false, ..arena::Config::DEFAULT });
         arena::scope(|s| {
             let big = Layout::from_size_align(8000, 1).unwrap();
-            let _first = s.allocate(Layout::from_size_align(1, 1).unwrap()).unwrap();
+            // Whole 8-byte grains throughout, so that the counts are the sizes.
+            let _first = s.allocate(Layout::from_size_align(8, 1).unwrap()).unwrap();
             let block = s.allocate(big).unwrap().cast::<u8>();
             arena::configure(arena::Config { limit_bytes: 8000, ..arena::config() });
             // SAFETY: `block` is `s`'s top block, of layout `big`, not used again.
             unsafe { s.deallocate(block, big) };
-            assert_eq!(arena::stats().bytes_in_use, 1);
-            // 1 + 8000 bytes would exceed the limit of 8000.
+            assert_eq!(arena::stats().bytes_in_use, 8);
+            // 8 + 8000 bytes would exceed the limit of 8000.
             let over = s.allocate(big);
             assert!(over.is_err(), "admitted over the limit: {} bytes in use", arena::stats().bytes_in_use);
-            assert!(s.allocate(Layout::from_size_align(7999, 1).unwrap()).is_ok());
+            assert!(s.allocate(Layout::from_size_align(7992, 1).unwrap()).is_ok());
             assert_eq!(arena::stats().bytes_in_use, 8000);
         });
         // The same with a shrink in place, and with a scope that opens and
@@ -111,24 +112,24 @@ fn a_limit_lowered_below_the_use_holds_after_releases_in_place() {
         arena::configure(arena::Config { limit_bytes: usize::MAX, ..arena::config() });
         arena::scope(|s| {
             let big = Layout::from_size_align(8000, 1).unwrap();
-            let one = Layout::from_size_align(1, 1).unwrap();
+            let one = Layout::from_size_align(8, 1).unwrap();
             let _first = s.allocate(one).unwrap();
             let block = s.allocate(big).unwrap().cast::<u8>();
             arena::configure(arena::Config { limit_bytes: 8000, ..arena::config() });
             // SAFETY: `block` is `s`'s top block, of layout `big`; `one` is smaller.
             let block = unsafe { s.shrink(block, big, one) }.unwrap().cast::<u8>();
-            assert_eq!(arena::stats().bytes_in_use, 2);
-            assert!(s.allocate(Layout::from_size_align(7999, 1).unwrap()).is_err(), "admitted over the limit");
+            assert_eq!(arena::stats().bytes_in_use, 16);
+            assert!(s.allocate(Layout::from_size_align(7992, 1).unwrap()).is_err(), "admitted over the limit");
             s.scope(|child| {
-                let tail = Layout::from_size_align(7998, 1).unwrap();
+                let tail = Layout::from_size_align(7984, 1).unwrap();
                 assert!(child.allocate(tail).is_ok());
                 assert!(child.allocate(one).is_err(), "the child was admitted over the limit");
             });
-            assert_eq!(arena::stats().bytes_in_use, 2);
-            assert!(s.allocate(Layout::from_size_align(7999, 1).unwrap()).is_err(), "admitted over the limit");
+            assert_eq!(arena::stats().bytes_in_use, 16);
+            assert!(s.allocate(Layout::from_size_align(7992, 1).unwrap()).is_err(), "admitted over the limit");
             // SAFETY: `block` is `s`'s top block, of layout `one`, not used again.
             unsafe { s.deallocate(block, one) };
-            assert!(s.allocate(Layout::from_size_align(7999, 1).unwrap()).is_ok());
+            assert!(s.allocate(Layout::from_size_align(7992, 1).unwrap()).is_ok());
             assert_eq!(arena::stats().bytes_in_use, 8000);
         });
     })

@@ -159,7 +159,7 @@ impl<'s> Frame<'s, '_> {
         if !ctx.budget_allows(size) {
             return Ok(());
         }
-        let large = size > 0 && size >= ctx.threshold;
+        let large = ctx.is_large(size);
         let off = ctx.new_offset();
         let all: &'static [u8] = ctx.noise;
         let noise = &all[off..off + size];
@@ -273,7 +273,7 @@ impl<'s> Frame<'s, '_> {
         }
         // Its block reached at least the elements' size: from the threshold
         // on it is a large block, however the vector grew (in place or not).
-        let large = (size_of_val(array.as_slice()) >= ctx.threshold).then_some(true);
+        let large = ctx.is_large(size_of_val(array.as_slice())).then_some(true);
         self.items.push(Item::Fixed(Box::new(ArrayItem { array, off: item.off, large })));
         Ok(())
     }
@@ -297,7 +297,7 @@ impl<'s> Frame<'s, '_> {
         }
         let off = ctx.new_offset();
         ctx.summary.raw_calls += 1;
-        ctx.summary.large_allocations += usize::from(size >= ctx.threshold);
+        ctx.summary.large_allocations += usize::from(ctx.is_large(size));
         match RawBlock::allocate(self.scope, layout, zeroed, off, ctx.noise).map_err(|m| ctx.violation(m))? {
             Some(block) => self.items.push(Item::Raw(block)),
             None => ctx.refused(self.level, || format!("allocate({layout:?})"))?,
@@ -413,7 +413,7 @@ impl<'s> Frame<'s, '_> {
         }
         check_arena(ctx, None)?;
         ctx.live_bytes = regions.iter().map(|region| region.len).sum();
-        ctx.live_large = regions.iter().filter(|region| region.len >= ctx.threshold).count();
+        ctx.live_large = regions.iter().filter(|region| ctx.is_large(region.len)).count();
         ctx.summary.peak_live_bytes = ctx.summary.peak_live_bytes.max(ctx.live_bytes);
         ctx.regions = regions;
         Ok(())
@@ -563,7 +563,7 @@ impl FrameOps for Frame<'_, '_> {
 /// them: it reached the threshold and its scope is on the thread's arena.
 fn large_live_bytes(ctx: &Ctx<'_>, level: usize, size: usize) -> Result<Option<usize>, Violation> {
     let on_thread = ctx.accounts.get(level).is_some_and(|account| account.arena == ArenaId::ThreadLocal);
-    if size < ctx.threshold || !on_thread {
+    if !ctx.is_large(size) || !on_thread {
         return Ok(None);
     }
     Ok(Some(thread_stats(ctx)?.large_live_bytes))

@@ -18,6 +18,11 @@ use frame::Frame;
 
 /// Allocations are skipped while live items hold more than this.
 const LIVE_BUDGET_BYTES: usize = 16 << 20;
+/// The granule in which the arena's slabs hand memory out
+/// ([`Config::large_threshold_bytes`](arena::Config::large_threshold_bytes)
+/// counts it).
+const GRAIN_BYTES: usize = 8;
+
 /// Allocations at or above the threshold are skipped while this many are live.
 const MAX_LIVE_LARGE: usize = 3;
 /// Longest vector the harness builds.
@@ -119,6 +124,12 @@ impl Ctx<'_> {
         Violation { step: self.step, message }
     }
 
+    /// Whether a request of `size` bytes gets a large block: its size in
+    /// the slabs' 8-byte grains reaches the threshold.
+    fn is_large(&self, size: usize) -> bool {
+        size != 0 && size.next_multiple_of(GRAIN_BYTES) >= self.threshold
+    }
+
     fn new_offset(&mut self) -> usize {
         self.next_id += 1;
         pattern::offset_for(self.next_id)
@@ -129,7 +140,7 @@ impl Ctx<'_> {
     fn budget_allows(&mut self, bytes: usize) -> bool {
         let fits = bytes <= MAX_ITEM_BYTES
             && self.live_bytes.saturating_add(bytes) <= LIVE_BUDGET_BYTES
-            && (bytes < self.threshold || self.live_large < MAX_LIVE_LARGE);
+            && (!self.is_large(bytes) || self.live_large < MAX_LIVE_LARGE);
         if !fits {
             self.summary.skipped += 1;
         }
