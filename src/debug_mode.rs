@@ -108,7 +108,7 @@ fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
 /// a re-entering global allocator's scopes take a temporary arena.
 #[cfg(not(unix))]
 fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-    let _busy = crate::sync::BusyGuard::raise();
+    let _busy = crate::thread_state::BusyGuard::raise();
     let value = std::env::var_os("ARENA_DEBUG");
     f(value.as_ref().map(|value| value.as_encoded_bytes()))
 }

@@ -97,6 +97,7 @@ mod stats;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod sync;
+mod thread_state;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};

@@ -280,7 +280,7 @@ pub(crate) const fn global() -> Option<&'static Shared> {
 
 /// The process-wide figures as published so far (see [`crate::global_stats`]).
 pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
-    if crate::sync::thread_is_busy() {
+    if crate::thread_state::thread_is_busy() {
         return crate::stats::GlobalStats::default();
     }
     let Some((pool, counters)) = global() else { return crate::stats::GlobalStats::default() };
@@ -311,10 +311,10 @@ pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
 /// assert!(arena::global_stats().pool_bytes <= 64 << 20);
 /// ```
 pub fn configure_pool(budget_bytes: usize) {
-    if crate::sync::thread_is_busy() {
+    if crate::thread_state::thread_is_busy() {
         return;
     }
-    let _busy = crate::sync::BusyGuard::raise();
+    let _busy = crate::thread_state::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         count_released(counters, pool.set_budget(budget_bytes));
     }
@@ -334,10 +334,10 @@ fn count_released(counters: &GlobalCounters, released: Released) {
 /// assert_eq!(arena::global_stats().pool_bytes, 0);
 /// ```
 pub fn trim_pool() {
-    if crate::sync::thread_is_busy() {
+    if crate::thread_state::thread_is_busy() {
         return;
     }
-    let _busy = crate::sync::BusyGuard::raise();
+    let _busy = crate::thread_state::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         count_released(counters, pool.trim());
     }

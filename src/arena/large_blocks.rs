@@ -13,7 +13,8 @@ use crate::config::Config;
 use crate::large::{LargeBlock, LargeBlockCache, MapError, size_class};
 use crate::pool::SlabPool;
 use crate::stats::Counters;
-use crate::sync::{BusyGuard, ReleaseFlag};
+use crate::sync::ReleaseFlag;
+use crate::thread_state::BusyGuard;
 
 /// The record of one large block handed out by an arena.
 ///

@@ -13,7 +13,7 @@ impl Drop for Arena {
     /// where the next new thread finds it; the rest goes back to the OS.
     fn drop(&mut self) {
         // Frees through the global allocator and gives to the pool under its lock.
-        let _busy = crate::sync::BusyGuard::raise();
+        let _busy = crate::thread_state::BusyGuard::raise();
         // No scope is open (a scope borrows the arena), so every block can go.
         // (Each part is asked only if it holds something: an arena that
         // served a few small scopes has only its slabs to hand over.)

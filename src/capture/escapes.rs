@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use crate::sync::BusyGuard;
+use crate::thread_state::BusyGuard;
 
 static ON: AtomicBool = AtomicBool::new(false);
 /// Set with `ON` and never cleared: frees forget their allocation's record

@@ -9,7 +9,7 @@ use allocator_api2::alloc::AllocError;
 
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::error::Failure;
-use crate::sync::BusyGuard;
+use crate::thread_state::BusyGuard;
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.
 ///

@@ -8,13 +8,15 @@
 //! the slabs themselves) goes through the global allocator, and a
 //! `#[global_allocator]` may call back into this crate while an arena
 //! operation is half done. Every operation that may call the global allocator
-//! runs with the thread's *busy* flag raised (`sync::BusyGuard`); the safe
+//! runs with the thread's *busy* flag raised (`thread_state::BusyGuard`); the safe
 //! entry points check it first, so a re-entrant call never touches an arena
 //! that is mid-operation: [`scope`] runs on a temporary arena, [`stats`] and
 //! [`config`] return defaults, [`configure`] and [`trim`] do nothing. The
 //! flag lives outside every arena, so reading it never aliases one.
+//!
+//! The arena itself lives in `thread_state`, beside the flags; this module
+//! gives it its configuration on first use and drops it at thread exit.
 
-use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
@@ -25,16 +27,12 @@ use crate::stats::{GlobalStats, Stats};
 mod allocator;
 mod handle;
 
-use crate::sync::{BusyGuard, set_thread_flag, thread_flags};
+use crate::thread_state::{BusyGuard, set_thread_flag, thread_arena_ptr, thread_flags};
 use handle::run_scope;
 pub(crate) use handle::{Allocation, ScopeRef};
 pub use handle::{Scope, ScopeBelongsToItsThread};
 
 thread_local! {
-    /// This thread's arena. Without a destructor of its own, so that reaching
-    /// it costs no check of its state: [`ThreadTeardown`] drops it, and the
-    /// thread flags say whether that has happened.
-    static THREAD_ARENA: UnsafeCell<ManuallyDrop<Arena>> = const { UnsafeCell::new(ManuallyDrop::new(Arena::new())) };
     /// Registered on the arena's first use; drops it when the thread exits.
     static TEARDOWN: ThreadTeardown = const { ThreadTeardown };
 }
@@ -47,13 +45,12 @@ impl Drop for ThreadTeardown {
         // From here on every entry point treats the arena as gone, also
         // while it is being dropped (its drop may call the global allocator).
         set_thread_flag(thread_flags::ARENA_GONE, true);
-        let _ = THREAD_ARENA.try_with(|cell| {
-            // SAFETY: no scope is open (the thread is exiting, and a scope
-            // borrows the arena for a call that has returned), nothing reaches
-            // the arena after `ARENA_GONE` is set, and it is dropped only here,
-            // once: `TEARDOWN` is registered once per thread.
-            unsafe { ManuallyDrop::drop(&mut *cell.get()) }
-        });
+        let arena = thread_arena_ptr().cast::<ManuallyDrop<Arena>>();
+        // SAFETY: no scope is open (the thread is exiting, and a scope
+        // borrows the arena for a call that has returned), nothing reaches
+        // the arena after `ARENA_GONE` is set, and it is dropped only here,
+        // once: `TEARDOWN` is registered once per thread.
+        unsafe { ManuallyDrop::drop(&mut *arena.as_ptr()) }
     }
 }
 
@@ -63,21 +60,14 @@ impl Drop for ThreadTeardown {
 /// allocator).
 ///
 /// The common case is one test of the thread flags: the arena itself lives
-/// in a `const` thread-local without a destructor. No closure is involved,
-/// so a scope's whole body inlines into its caller.
+/// beside them in a `const` thread-local without a destructor. No closure is
+/// involved, so a scope's whole body inlines into its caller.
 #[inline(always)]
 fn thread_arena() -> Option<NonNull<Arena>> {
     if thread_flags() != 0 {
         return thread_arena_cold();
     }
     Some(thread_arena_ptr())
-}
-
-/// The address of this thread's arena (a `const` thread-local without a
-/// destructor: always reachable, whether or not the arena is usable).
-#[inline(always)]
-fn thread_arena_ptr() -> NonNull<Arena> {
-    THREAD_ARENA.with(|cell| NonNull::from(cell).cast::<Arena>())
 }
 
 /// [`thread_arena`] when a thread flag is set: on the arena's first use,
