@@ -187,6 +187,7 @@ impl Arena {
     /// arena.scope(|s| drop(s.zeroed::<u8>(100)));
     /// assert!(arena.stats().reserved_bytes > 0);
     /// ```
+    #[inline]
     pub const fn new() -> Arena {
         Arena::with_config(Config::DEFAULT)
     }
@@ -197,6 +198,7 @@ impl Arena {
     /// let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 1 << 20, ..arena::Config::DEFAULT });
     /// arena.scope(|s| assert!(s.try_zeroed::<u8>(2 << 20).is_err()));
     /// ```
+    #[inline]
     pub const fn with_config(config: Config) -> Arena {
         let config = config.normalized();
         let slabs = SlabChain::new(config.first_slab_bytes);
