@@ -27,12 +27,13 @@ pub struct Config {
     /// Cap of the geometric slab growth. A request larger than the next slab
     /// moves the sequence along to the first size that holds it, so a run of
     /// such requests shares ever larger slabs; a request larger than the cap
-    /// gets a slab of its own size and a page more (a slab's last byte is
-    /// never handed out, so a slab holds one byte less than its size),
-    /// and later slabs stay within the cap. At most the large threshold
-    /// (rounded up to pages): a slab never serves a block of the threshold or
-    /// more, so a larger slab would only hold more small blocks, and the bump
-    /// fast path then needs no size test. Default 1 MiB.
+    /// gets a slab of its own size and a page more (a slab's last grain is
+    /// never handed out, so a slab holds 8 bytes less than its size), and
+    /// later slabs stay within the cap. At most the large threshold (rounded
+    /// up to pages): the bump's end stays within the threshold of its slab's
+    /// start, so that no bump serves a block of the threshold or more and the
+    /// fast path needs no size test; a larger slab would leave its rest
+    /// unused. Default 1 MiB.
     pub max_slab_bytes: usize,
     /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond
     /// this go back to the system allocator. A loop whose working set fits in
