@@ -60,6 +60,25 @@ fn alignment_above_a_page_is_refused() {
     });
 }
 
+/// `grow` to an alignment above a page is refused as `allocate` refuses it,
+/// also for the top block when its address happens to satisfy it.
+#[test]
+fn growth_to_an_alignment_above_a_page_is_refused_wherever_the_block_is() {
+    let page = Layout::from_size_align(16, 4096).unwrap();
+    let above = Layout::from_size_align(32, 8192).unwrap();
+    arena::scope(|s| {
+        // Of two consecutive page-aligned blocks, one is 8 KiB-aligned when
+        // they share a slab: the top one, or the one made next.
+        let mut block = s.allocate(page).unwrap().cast::<u8>();
+        if block.as_ptr().addr() % 8192 != 0 {
+            block = s.allocate(page).unwrap().cast::<u8>();
+        }
+        // SAFETY: `block` came from `s` with `page`, and `above` is larger.
+        let grown = unsafe { s.grow(block, page, above) };
+        assert!(grown.is_err(), "grown at {:#x} to {above:?}", block.as_ptr().addr());
+    });
+}
+
 #[test]
 fn configured_limit_is_enforced_exactly() {
     let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 100_000, ..arena::Config::DEFAULT });
