@@ -184,7 +184,8 @@ impl Arena {
             return Ok(dangling(layout.align()));
         }
         self.admit(layout).map_err(|_| AllocError)?;
-        let placed = self.side.alloc(depth, layout)?;
+        let room = self.config.limit_bytes.saturating_sub(self.bytes_in_use());
+        let placed = self.side.alloc(depth, layout, room)?;
         self.counters.system_allocations += u64::from(placed.new_chunk);
         self.end_slow_path();
         self.debug_assert_invariants();

@@ -98,6 +98,25 @@ fn configured_limit_is_enforced_exactly() {
     assert_eq!(arena.stats().high_water, 100_000);
 }
 
+/// The limit counts the alignment padding of an outer scope's side blocks
+/// too: a block that fits the limit but not with the padding before it in
+/// the current side chunk goes elsewhere or is refused.
+#[test]
+fn the_limit_counts_the_padding_of_side_blocks() {
+    let limit = 5000;
+    let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: limit, ..arena::Config::DEFAULT });
+    arena.scope(|outer| {
+        outer.scope(|_inner| {
+            assert!(outer.allocate(Layout::from_size_align(8, 1).unwrap()).is_ok());
+            // 1000 bytes fit the limit, but not after the 4088 bytes of
+            // padding to the next page of the side chunk.
+            let _ = outer.allocate(Layout::from_size_align(1000, 4096).unwrap());
+        });
+    });
+    let high_water = arena.stats().high_water;
+    assert!(high_water <= limit, "{high_water} bytes in use under a limit of {limit}");
+}
+
 /// A limit lowered below the bytes in use holds once blocks are released
 /// in place: the memory between the pointer and where it was when the limit
 /// changed is not free for the taking.
