@@ -92,8 +92,10 @@ impl SlabPool {
         None
     }
 
-    /// The smallest held slab of at least `min_bytes`.
-    pub fn take_slab(&self, min_bytes: usize) -> Option<Slab> {
+    /// The smallest held slab of `min_bytes` to `max_bytes`: an arena uses
+    /// no more of a slab than its large threshold (its bump stays below it),
+    /// so a larger one would be mostly idle.
+    pub fn take_slab(&self, min_bytes: usize, max_bytes: usize) -> Option<Slab> {
         self.take(|held| {
             // The slab given last, if it fits exactly (no other can fit
             // better): an exited thread's slab taken by the next one.
@@ -102,16 +104,16 @@ impl SlabPool {
                 held.bytes -= slab.len();
                 return Some(slab);
             }
-            Self::take_best_fit(held, min_bytes)
+            Self::take_best_fit(held, min_bytes, max_bytes)
         })
     }
 
-    /// The smallest held slab of at least `min_bytes`, searched for (out of
-    /// line: the exact fit above is the common case).
+    /// The smallest held slab of `min_bytes` to `max_bytes`, searched for
+    /// (out of line: the exact fit above is the common case).
     #[inline(never)]
-    fn take_best_fit(held: &mut PoolContents, min_bytes: usize) -> Option<Slab> {
-        let index =
-            (0..held.slabs.len()).filter(|&i| held.slabs[i].len() >= min_bytes).min_by_key(|&i| held.slabs[i].len())?;
+    fn take_best_fit(held: &mut PoolContents, min_bytes: usize, max_bytes: usize) -> Option<Slab> {
+        let fits = |i: &usize| (min_bytes..=max_bytes).contains(&held.slabs[*i].len());
+        let index = (0..held.slabs.len()).filter(fits).min_by_key(|&i| held.slabs[i].len())?;
         let slab = held.slabs.swap_remove(index);
         held.bytes -= slab.len();
         Some(slab)
@@ -357,7 +359,7 @@ mod tests {
     }
 
     fn take_pages(pool: &SlabPool, pages: usize) -> Option<usize> {
-        pool.take_slab(pages * PAGE_BYTES).map(|slab| slab.len() / PAGE_BYTES)
+        pool.take_slab(pages * PAGE_BYTES, usize::MAX).map(|slab| slab.len() / PAGE_BYTES)
     }
 
     #[test]

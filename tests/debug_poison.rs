@@ -107,3 +107,36 @@ fn the_high_water_mark_counts_blocks_released_in_place() {
     let high_water = arena.stats().high_water;
     assert!((9000..9100).contains(&high_water), "high water {high_water}");
 }
+
+/// A block takes whole 8-byte grains: the bytes of its last grain past a
+/// shrunk size were handed out, so releasing the block poisons them too.
+#[test]
+fn the_rest_of_a_grain_given_up_by_a_shrink_is_poisoned() {
+    // SAFETY: set before any other thread of this process reads the environment.
+    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    let mut arena = arena::Arena::new();
+    arena.scope(|s| {
+        let old = Layout::from_size_align(16, 8).unwrap();
+        // Within the last grain (16 to 13) and across grains (16 to 3).
+        for kept in [13, 3] {
+            let new = Layout::from_size_align(kept, 8).unwrap();
+            let block = s.allocate(old).unwrap().cast::<u8>();
+            // SAFETY: 16 writable bytes from `s`.
+            unsafe { block.as_ptr().write_bytes(7, 16) };
+            // SAFETY: `block` came from `s` with `old`, and `new` is smaller.
+            let shrunk = unsafe { s.shrink(block, old, new) }.unwrap().cast::<u8>();
+            assert_eq!(shrunk, block, "the top block shrinks in place");
+            // SAFETY: `shrunk` came from `s` with `new` and is not used again.
+            unsafe { s.deallocate(shrunk, new) };
+            let again = s.allocate(old).unwrap().cast::<u8>();
+            assert_eq!(again, block);
+            // SAFETY: 16 bytes of `s`, written by the arena only since the
+            // release (the poison).
+            let bytes = unsafe { std::slice::from_raw_parts(again.as_ptr(), 16) };
+            assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE), "kept {kept}: stale bytes {bytes:?}");
+            // SAFETY: `again` came from `s` with `old` and is not used again.
+            unsafe { s.deallocate(again, old) };
+        }
+    });
+}

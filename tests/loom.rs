@@ -26,7 +26,7 @@ fn pool_give_and_take_from_three_threads_loses_nothing() {
             .collect();
         let taker = {
             let pool = pool.clone();
-            thread::spawn(move || pool.take_slab(PAGE).is_some())
+            thread::spawn(move || pool.take_slab(PAGE, PAGE).is_some())
         };
         let kept = givers.into_iter().map(|g| g.join().unwrap()).filter(|&kept| kept).count();
         let taken = usize::from(taker.join().unwrap());

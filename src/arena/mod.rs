@@ -372,7 +372,10 @@ impl Arena {
         let bytes = self.slabs.new_slab_bytes(size, warm, self.config.max_slab_bytes).ok_or(AllocError)?;
         // Room to record the slab first: a full list must not lose it, nor abort.
         self.slabs.reserve_one().map_err(|_| AllocError)?;
-        match pool.and_then(|pool| pool.take_slab(bytes)) {
+        // A pool slab of any size up to the threshold in whole pages: the
+        // bump uses no more of a slab than the threshold allows.
+        let largest = bytes.max(self.config.large_threshold_bytes.saturating_add(PAGE_BYTES - 1));
+        match pool.and_then(|pool| pool.take_slab(bytes, largest)) {
             // No counter of the arena moves: nothing to publish.
             Some(slab) => Ok(slab),
             None => {

@@ -98,9 +98,10 @@ impl Arena {
         }
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
-            // SAFETY: the caller releases these `size` bytes at `ptr` (the top
-            // block; the rest of its last grain was never handed out).
-            unsafe { self.release_watched(ptr, size) };
+            // SAFETY: the caller releases the top block at `ptr`, which takes
+            // `size` rounded up to grains (the rest of its last grain may hold
+            // bytes of a size it was shrunk from).
+            unsafe { self.release_watched(ptr, round_to_grain(size)) };
         }
         self.slabs.release_top_block(lowered);
         true
@@ -109,7 +110,7 @@ impl Arena {
     /// The part of an in-place release that poison mode, or a limit below the
     /// bytes in use, asks for (see `slab_peak`): poisons the `size` bytes at
     /// `start`, and keeps the bump's end within the limit as the pointer comes
-    /// down to `start`. Both states take this one branch and both steps run
+    /// down to `start` rounded up to a grain (the block's kept grains end there). Both states take this one branch and both steps run
     /// in either: poisoning memory already free is harmless under a limit,
     /// and a test of the mode here stops the compiler inlining a vector's
     /// drop into its callers.
@@ -121,7 +122,7 @@ impl Arena {
     unsafe fn release_watched(&mut self, start: NonNull<u8>, size: usize) {
         // SAFETY: the bytes are being released (this function's contract).
         unsafe { poison::poison(start, size) };
-        self.slabs.end_within_limit(start.as_ptr().addr());
+        self.slabs.end_within_limit(round_to_grain(start.as_ptr().addr()));
     }
 
     /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
@@ -142,11 +143,11 @@ impl Arena {
         if !self.is_resizable_top(ptr, old_size, floor) {
             return false;
         }
-        let (kept, taken) = (round_to_grain(new_size), round_to_grain(old_size));
-        if kept < taken && self.note_high_water_or_poison() {
-            // SAFETY: the top block takes `taken` bytes at `ptr` (whole grains),
-            // and the grains past `kept` are being released.
-            unsafe { self.release_watched(ptr.byte_add(kept), taken - kept) };
+        if new_size < old_size && self.note_high_water_or_poison() {
+            // SAFETY: the top block takes `old_size` rounded up to grains at
+            // `ptr`, and the bytes past `new_size` are being released (those
+            // of its last kept grain too: poisoned, but still the block's).
+            unsafe { self.release_watched(ptr.byte_add(new_size), round_to_grain(old_size) - new_size) };
         }
         self.slabs.set_top_end(ptr, new_size)
     }
@@ -183,7 +184,8 @@ impl Arena {
             return Ok(dangling(layout.align()));
         }
         self.admit(layout).map_err(|_| AllocError)?;
-        let placed = self.side.alloc(depth, layout)?;
+        let room = self.config.limit_bytes.saturating_sub(self.bytes_in_use());
+        let placed = self.side.alloc(depth, layout, room)?;
         self.counters.system_allocations += u64::from(placed.new_chunk);
         self.end_slow_path();
         self.debug_assert_invariants();

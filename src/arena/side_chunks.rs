@@ -90,10 +90,12 @@ impl SideChunks {
         self.by_depth.get(index).is_some_and(|side| !side.chunks.is_empty())
     }
 
-    /// Serves `layout` (admitted by the caller: non-zero size, alignment at
-    /// most a page) for the scope at `depth`, taking a spare chunk or a new
-    /// one when the current chunk is full.
-    pub(crate) fn alloc(&mut self, depth: usize, layout: Layout) -> Result<SideAllocation, AllocError> {
+    /// Serves `layout` (admitted by the caller: non-zero size at most
+    /// `room`, alignment at most a page) for the scope at `depth`, taking a
+    /// spare chunk or a new one when the current chunk is full, or when the
+    /// padding before the block there would take the count past `room`
+    /// (the byte limit's room: padding counts): a chunk's start needs none.
+    pub(crate) fn alloc(&mut self, depth: usize, layout: Layout, room: usize) -> Result<SideAllocation, AllocError> {
         let index = depth.checked_sub(1).ok_or(AllocError)?;
         if self.by_depth.len() <= index {
             // Bookkeeping on a fallible path is fallible too.
@@ -103,7 +105,8 @@ impl SideChunks {
         let (size, align) = (layout.size(), layout.align());
         let mut new_chunk = false;
         let side = &mut self.by_depth[index];
-        let placed = match bump_up(side.ptr.addr(), side.end, size, align) {
+        let in_chunk = bump_up(side.ptr.addr(), side.end, size, align);
+        let placed = match in_chunk.filter(|placed| placed.end - side.ptr.addr() <= room) {
             Some(placed) => placed,
             None => {
                 // A chunk starts page-aligned, so `size` bytes fit at its start.

@@ -8,6 +8,7 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::AllocError;
 
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
+use crate::config::PAGE_BYTES;
 use crate::error::Failure;
 use crate::thread_state::BusyGuard;
 
@@ -354,11 +355,15 @@ impl<'s> Scope<'s> {
     }
 }
 
-/// Whether `ptr` is aligned for `layout`: a mask, since alignments are
-/// powers of two (`is_multiple_of` with a run-time divisor is a division).
+/// Whether `ptr` is aligned for `layout` and that alignment is at most a
+/// page: a block resized in place keeps to the admission rule (`Arena::admit`)
+/// even where its address happens to satisfy a larger alignment. Masks, since
+/// alignments are powers of two (`is_multiple_of` with a run-time divisor is
+/// a division); a constant alignment folds the page test away.
 #[inline(always)]
 fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
-    ptr.as_ptr().addr() & (layout.align() - 1) == 0
+    let mask = layout.align() - 1;
+    (ptr.as_ptr().addr() & mask) | (mask & !(PAGE_BYTES - 1)) == 0
 }
 
 /// A scope's arena and depth: what the cold paths need of a [`Scope`],

@@ -60,6 +60,25 @@ fn alignment_above_a_page_is_refused() {
     });
 }
 
+/// `grow` to an alignment above a page is refused as `allocate` refuses it,
+/// also for the top block when its address happens to satisfy it.
+#[test]
+fn growth_to_an_alignment_above_a_page_is_refused_wherever_the_block_is() {
+    let page = Layout::from_size_align(16, 4096).unwrap();
+    let above = Layout::from_size_align(32, 8192).unwrap();
+    arena::scope(|s| {
+        // Of two consecutive page-aligned blocks, one is 8 KiB-aligned when
+        // they share a slab: the top one, or the one made next.
+        let mut block = s.allocate(page).unwrap().cast::<u8>();
+        if block.as_ptr().addr() % 8192 != 0 {
+            block = s.allocate(page).unwrap().cast::<u8>();
+        }
+        // SAFETY: `block` came from `s` with `page`, and `above` is larger.
+        let grown = unsafe { s.grow(block, page, above) };
+        assert!(grown.is_err(), "grown at {:#x} to {above:?}", block.as_ptr().addr());
+    });
+}
+
 #[test]
 fn configured_limit_is_enforced_exactly() {
     let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: 100_000, ..arena::Config::DEFAULT });
@@ -77,6 +96,25 @@ fn configured_limit_is_enforced_exactly() {
     });
     assert_eq!(arena.stats().bytes_in_use, 0);
     assert_eq!(arena.stats().high_water, 100_000);
+}
+
+/// The limit counts the alignment padding of an outer scope's side blocks
+/// too: a block that fits the limit but not with the padding before it in
+/// the current side chunk goes elsewhere or is refused.
+#[test]
+fn the_limit_counts_the_padding_of_side_blocks() {
+    let limit = 5000;
+    let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: limit, ..arena::Config::DEFAULT });
+    arena.scope(|outer| {
+        outer.scope(|_inner| {
+            assert!(outer.allocate(Layout::from_size_align(8, 1).unwrap()).is_ok());
+            // 1000 bytes fit the limit, but not after the 4088 bytes of
+            // padding to the next page of the side chunk.
+            let _ = outer.allocate(Layout::from_size_align(1000, 4096).unwrap());
+        });
+    });
+    let high_water = arena.stats().high_water;
+    assert!(high_water <= limit, "{high_water} bytes in use under a limit of {limit}");
 }
 
 /// A limit lowered below the bytes in use holds once blocks are released

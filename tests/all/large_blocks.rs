@@ -246,6 +246,34 @@ fn threshold_is_configurable() {
     });
 }
 
+/// A threshold lowered inside a scope leaves the slab blocks already made
+/// where they are, but none grows in place to it or beyond: not the top
+/// block, nor one shrunk in place and grown back.
+#[test]
+fn a_threshold_lowered_inside_a_scope_stops_growth_in_place_at_it() {
+    isolated();
+    let threshold = 16 << 10;
+    arena::scope(|s| {
+        let made = Layout::from_size_align(100_000, 8).unwrap();
+        let block = s.allocate(made).unwrap().cast::<u8>();
+        arena::configure(arena::Config { large_threshold_bytes: threshold, ..arena::config() });
+        let shrunk = Layout::from_size_align(threshold, 8).unwrap();
+        // SAFETY: `block` came from `s` with `made`; `shrunk` is smaller.
+        let block = unsafe { s.shrink(block, made, shrunk) }.unwrap().cast::<u8>();
+        let regrown = Layout::from_size_align(threshold + 8, 8).unwrap();
+        // SAFETY: `block` came from `s` with `shrunk`; `regrown` is larger.
+        let moved = unsafe { s.grow(block, shrunk, regrown) }.unwrap().cast::<u8>();
+        assert_ne!(moved, block, "grew in place past the threshold");
+        assert!(arena::stats().large_live_bytes >= threshold + 8, "moved to a large block");
+        assert_eq!(arena::check_invariants(), Ok(()));
+        // New requests follow the new threshold, and the bump stays below it.
+        assert!(s.zeroed::<u8>(threshold - 7).is_large_block());
+        assert!(!s.zeroed::<u8>(threshold - 8).is_large_block());
+        assert_eq!(arena::check_invariants(), Ok(()));
+    });
+    isolated();
+}
+
 #[test]
 fn huge_page_and_populate_options_map_and_count_refusals() {
     arena::configure(arena::Config {
