@@ -413,10 +413,11 @@ fn alignment_above_a_page_is_refused_cold_and_warm() {
 }
 
 #[test]
-fn vectors_grown_in_place_past_the_threshold_freeze_into_large_blocks() {
+fn vectors_grown_past_the_threshold_freeze_into_large_blocks() {
     let header = Header { large_threshold: LargeThreshold::Medium, use_pool: true, large_slabs: true };
     let mut ops = vec![OPEN_THREAD, Op::VecNew { up: 0 }];
-    // 20 x 16 KiB: the vector grows in place through the 256 KiB threshold.
+    // 20 x 16 KiB: the vector grows in place up to the 256 KiB threshold (its
+    // slab is as large as that), then moves to a large block.
     ops.extend((0..20).map(|_| Op::VecExtend { item: 0, bytes: 16_000, from_slice: true, up: 0 }));
     ops.extend([Op::VecFreeze { item: 0, up: 0 }, Op::DropItem { item: 0, up: 0 }, Op::Close]);
     let summary = run_ok(header, &ops);

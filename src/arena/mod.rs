@@ -244,8 +244,8 @@ impl Arena {
     /// The memory stays valid until a checkpoint taken before this call is
     /// restored, the scope open at the time of the call exits, or the arena
     /// is dropped. A zero-sized request returns a dangling, aligned pointer.
-    /// Requests of [`Config::large_threshold_bytes`] or more get their own
-    /// mapping (a large block).
+    /// Requests of [`Config::large_threshold_bytes`] or more, counted in
+    /// whole 8-byte grains, get their own mapping (a large block).
     ///
     /// ```
     /// use std::alloc::Layout;

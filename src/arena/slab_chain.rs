@@ -508,14 +508,17 @@ impl SlabChain {
     /// [`is_top_above`](SlabChain::is_top_above)), to `ptr + new_size`
     /// rounded up to grains if the slab has room; returns whether it did.
     pub(super) fn set_top_end(&mut self, ptr: NonNull<u8>, new_size: usize) -> bool {
-        // The end is on a grain: the block fits exactly when its whole grains do.
-        match ptr.as_ptr().addr().checked_add(new_size) {
-            Some(new_end) if new_end <= self.end => {
-                self.ptr = self.ptr.with_addr(round_to_grain(new_end));
-                true
-            }
-            _ => false,
+        let block = ptr.as_ptr().addr();
+        // The top block starts at most at the end (a release in place may
+        // have lowered the end to the block's new top already), so the room
+        // cannot wrap; the end is on a grain, so the block fits exactly when
+        // its whole grains do.
+        debug_assert!(block <= self.end, "the top block starts past the end");
+        if new_size > self.end - block {
+            return false;
         }
+        self.ptr = self.ptr.with_addr(block + round_to_grain(new_size));
+        true
     }
 
     /// Overwrites with `byte` the slab memory between `position` and the

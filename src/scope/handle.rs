@@ -357,13 +357,14 @@ impl<'s> Scope<'s> {
 
 /// Whether `ptr` is aligned for `layout` and that alignment is at most a
 /// page: a block resized in place keeps to the admission rule (`Arena::admit`)
-/// even where its address happens to satisfy a larger alignment. Masks, since
-/// alignments are powers of two (`is_multiple_of` with a run-time divisor is
-/// a division); a constant alignment folds the page test away.
+/// even where its address happens to satisfy a larger alignment. One mask,
+/// since alignments are powers of two (`is_multiple_of` with a run-time
+/// divisor is a division): with the page bit set in the address, an
+/// alignment above a page never divides it, and one up to a page sees the
+/// address's own low bits.
 #[inline(always)]
 fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
-    let mask = layout.align() - 1;
-    (ptr.as_ptr().addr() & mask) | (mask & !(PAGE_BYTES - 1)) == 0
+    (ptr.as_ptr().addr() | PAGE_BYTES) & (layout.align() - 1) == 0
 }
 
 /// A scope's arena and depth: what the cold paths need of a [`Scope`],

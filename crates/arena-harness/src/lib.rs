@@ -194,8 +194,9 @@ pub struct Header {
     /// [`Config::use_pool`](arena::Config::use_pool) of the owned arenas, and
     /// of the thread's arena for the run (when the run reconfigures it).
     pub use_pool: bool,
-    /// Slabs of [`LARGE_SLAB_BYTES`] from the start, so that a vector can grow
-    /// in place up to and past the large threshold.
+    /// Slabs of [`LARGE_SLAB_BYTES`] from the start, or as large as the large
+    /// threshold allows (slabs are no larger), so that a vector can grow in
+    /// place up to the threshold and must move to cross it.
     pub large_slabs: bool,
 }
 
