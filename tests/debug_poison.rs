@@ -6,6 +6,14 @@ use std::alloc::Layout;
 
 use allocator_api2::alloc::Allocator;
 
+/// Turns poison mode on for this process (every test does, first thing).
+fn poison_mode() {
+    // SAFETY: every test of this binary sets the same value before it uses an
+    // arena, and nothing else in the process writes the environment.
+    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
+    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+}
+
 /// Allocates `layout` in a fresh scope and returns its first `n` bytes as found.
 fn bytes_found_at_next_allocation(layout: Layout, n: usize) -> (usize, Vec<u8>) {
     arena::scope(|s| {
@@ -19,9 +27,7 @@ fn bytes_found_at_next_allocation(layout: Layout, n: usize) -> (usize, Vec<u8>) 
 
 #[test]
 fn released_memory_is_poisoned_before_reuse() {
-    // SAFETY: set before any other thread of this process reads the environment.
-    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
-    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    poison_mode();
 
     // Slab memory released by a scope exit.
     let small = arena::scope(|s| s.filled(1000, 7_u8).as_ptr().addr());
@@ -64,9 +70,7 @@ fn released_memory_is_poisoned_before_reuse() {
 
 #[test]
 fn side_chunks_are_poisoned_when_their_scope_exits() {
-    // SAFETY: as above; both tests set the same value.
-    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
-    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    poison_mode();
     // An outer scope's allocation while an inner scope is open lands in a
     // side chunk, released when the outer scope exits.
     let side_address = |fill: u8| arena::scope(|outer| outer.scope(|_inner| outer.filled(512, fill).as_ptr().addr()));
@@ -89,9 +93,7 @@ fn side_chunks_are_poisoned_when_their_scope_exits() {
 /// poisons; the high-water mark still counts what was in use before it.
 #[test]
 fn the_high_water_mark_counts_blocks_released_in_place() {
-    // SAFETY: set before any other thread of this process reads the environment.
-    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
-    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    poison_mode();
     let mut arena = arena::Arena::new();
     arena.scope(|s| {
         let released = Layout::from_size_align(5000, 8).unwrap();
@@ -112,9 +114,7 @@ fn the_high_water_mark_counts_blocks_released_in_place() {
 /// shrunk size were handed out, so releasing the block poisons them too.
 #[test]
 fn the_rest_of_a_grain_given_up_by_a_shrink_is_poisoned() {
-    // SAFETY: set before any other thread of this process reads the environment.
-    unsafe { std::env::set_var("ARENA_DEBUG", "poison") };
-    assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Poison);
+    poison_mode();
     let mut arena = arena::Arena::new();
     arena.scope(|s| {
         let old = Layout::from_size_align(16, 8).unwrap();
