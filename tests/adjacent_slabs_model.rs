@@ -20,6 +20,10 @@ const PAGE: usize = 4096;
 /// The slabs hand memory out in whole grains of this many bytes.
 const GRAIN: usize = 8;
 
+/// The most a one-page slab holds: its first and last grains are never
+/// handed out.
+const PAGE_SLAB_ROOM: usize = PAGE - 2 * GRAIN;
+
 /// The bytes a block of `size` bytes takes in a slab.
 fn taken(size: usize) -> usize {
     size.next_multiple_of(GRAIN)
@@ -43,6 +47,25 @@ enum Placement {
     System,
     Upwards,
     Downwards,
+}
+
+/// Held while a thread places pages: the regions are shared, and a
+/// thread of another test taking pages in between would separate slabs
+/// that a test expects to touch.
+static PLACING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` on a fresh thread whose page-aligned blocks are placed by
+/// `placement`, no other thread placing any meanwhile.
+fn placed_by<R: Send + 'static>(
+    placement: Placement,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> std::thread::Result<R> {
+    let _placing = PLACING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::thread::spawn(move || {
+        PLACEMENT.with(|cell| cell.set(placement));
+        f()
+    })
+    .join()
 }
 
 thread_local! {
@@ -163,8 +186,7 @@ fn run_touching(bytes: &[u8], focus: Focus, placement: Placement, slab_pages: us
     header.use_pool = false;
     header.large_slabs = false;
     let bytes = harness::encode(header, &ops);
-    std::thread::spawn(move || {
-        PLACEMENT.with(|cell| cell.set(placement));
+    placed_by(placement, move || {
         arena::configure(Config {
             first_slab_bytes: PAGE,
             max_slab_bytes: slab_pages * PAGE,
@@ -176,7 +198,6 @@ fn run_touching(bytes: &[u8], focus: Focus, placement: Placement, slab_pages: us
         let invariants = arena::check_invariants();
         outcome.and(invariants.map_err(|broken| format!("after the run: {broken}")))
     })
-    .join()
     .map_err(|_| "the run's thread panicked".to_owned())?
     .map_err(|violation| format!("{violation}\nops: {ops:#?}"))
 }
@@ -214,8 +235,7 @@ fn consecutive_slabs_touch() {
         return;
     }
     for placement in [Placement::Upwards, Placement::Downwards] {
-        std::thread::spawn(move || {
-            PLACEMENT.with(|cell| cell.set(placement));
+        placed_by(placement, move || {
             let config = Config { first_slab_bytes: PAGE, max_slab_bytes: PAGE, use_pool: false, ..Config::DEFAULT };
             arena::configure(config);
             arena::scope(|s| {
@@ -228,7 +248,6 @@ fn consecutive_slabs_touch() {
                 }
             });
         })
-        .join()
         .expect("the slabs touch");
     }
 }
@@ -256,13 +275,11 @@ fn on_touching_thread(placement: Placement, test: fn(Placement)) {
     if without_slabs() {
         return;
     }
-    std::thread::spawn(move || {
-        PLACEMENT.with(|cell| cell.set(placement));
+    placed_by(placement, move || {
         arena::configure(one_page_slabs());
         test(placement);
         assert_eq!(arena::check_invariants(), Ok(()));
     })
-    .join()
     .unwrap_or_else(|_| panic!("{placement:?}: a check failed"));
 }
 
@@ -275,32 +292,32 @@ fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
     fn test(placement: Placement) {
         use allocator_api2::alloc::Allocator;
         arena::scope(|parent| {
-            let full = Layout::from_size_align(PAGE - GRAIN, 1).unwrap();
+            let full = Layout::from_size_align(PAGE_SLAB_ROOM, 1).unwrap();
             let top = parent.allocate(full).unwrap().cast::<u8>();
             // SAFETY: `full.size()` bytes of `parent`.
             unsafe { top.as_ptr().write_bytes(0x5A, full.size()) };
-            assert_eq!(in_use(), PAGE - GRAIN);
+            assert_eq!(in_use(), PAGE_SLAB_ROOM);
             parent.scope(|child| {
                 // SAFETY: `top` is a live block of this thread's arena with
                 // layout `full`; the child is not its owner, and must leave
                 // it where and as it is (what this test checks).
                 unsafe { child.deallocate(top, full) };
-                assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child released its parent's block");
+                assert_eq!(in_use(), PAGE_SLAB_ROOM, "{placement:?}: the child released its parent's block");
                 let one = Layout::from_size_align(1, 1).unwrap();
                 let block = child.allocate(one).unwrap().cast::<u8>();
-                assert_eq!(in_use(), PAGE, "{placement:?}: one grain in the next slab");
+                assert_eq!(in_use(), PAGE_SLAB_ROOM + GRAIN, "{placement:?}: one grain in the next slab");
                 // SAFETY: `block` is the child's, with layout `one`.
                 unsafe { child.deallocate(block, one) };
-                assert_eq!(in_use(), PAGE - GRAIN);
+                assert_eq!(in_use(), PAGE_SLAB_ROOM);
                 // SAFETY: as for the release above; `one` is not larger than `full`.
                 let _ = unsafe { child.shrink(top, full, one) };
-                assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child shrank its parent's block");
+                assert_eq!(in_use(), PAGE_SLAB_ROOM, "{placement:?}: the child shrank its parent's block");
                 let again = child.allocate(Layout::from_size_align(100, 1).unwrap()).unwrap().cast::<u8>();
                 // SAFETY: 100 bytes of the child.
                 unsafe { again.as_ptr().write_bytes(0xC3, 100) };
                 assert_eq!(arena::check_invariants(), Ok(()));
             });
-            assert_eq!(in_use(), PAGE - GRAIN, "{placement:?}: the child's exit moved the parent's pointer");
+            assert_eq!(in_use(), PAGE_SLAB_ROOM, "{placement:?}: the child's exit moved the parent's pointer");
             // SAFETY: `full.size()` bytes of `parent`, still live.
             let bytes = unsafe { std::slice::from_raw_parts(top.as_ptr(), full.size()) };
             assert!(bytes.iter().all(|&b| b == 0x5A), "{placement:?}: the parent's block was overwritten");
@@ -361,12 +378,12 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
     fn test(placement: Placement) {
         let mut arena = arena::Arena::with_config(Config { max_slab_bytes: 4 * PAGE, ..one_page_slabs() });
         let start = arena.checkpoint();
-        arena.alloc(Layout::from_size_align(PAGE - GRAIN, 1).unwrap()).unwrap();
+        arena.alloc(Layout::from_size_align(PAGE_SLAB_ROOM, 1).unwrap()).unwrap();
         let full = arena.checkpoint();
         // Slabs of one, two, three and four pages after the first.
         arena.scope(|s| {
             for pages in 1..=4 {
-                drop(s.filled(pages * PAGE - 8, 1_u8));
+                drop(s.filled(pages * PAGE - 2 * GRAIN, 1_u8));
             }
         });
         let reserved = arena.stats().reserved_bytes;
@@ -374,14 +391,14 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
             arena.scope(|s| {
                 let mut held = Vec::new();
                 for pages in order {
-                    held.push(s.filled(pages * PAGE - 8, pages as u8));
+                    held.push(s.filled(pages * PAGE - 2 * GRAIN, pages as u8));
                     s.scope(|child| drop(child.filled(PAGE / 2, 0xEE_u8)));
                 }
                 for (array, pages) in held.iter().zip(order) {
                     assert!(array.iter().all(|&x| x == pages as u8), "{placement:?} {order:?}");
                 }
             });
-            assert_eq!(arena.stats().bytes_in_use, PAGE - GRAIN, "{placement:?} {order:?}");
+            assert_eq!(arena.stats().bytes_in_use, PAGE_SLAB_ROOM, "{placement:?} {order:?}");
             assert_eq!(arena.check_invariants(), Ok(()));
             let mark = arena.checkpoint();
             assert_eq!(mark, full, "{placement:?} {order:?}: the scope did not return to the full slab's top");
@@ -397,6 +414,57 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
         assert_eq!(arena.check_invariants(), Ok(()));
     }
     on_touching_thread(Placement::Upwards, test);
+    on_touching_thread(Placement::Downwards, test);
+}
+
+/// A side block of the parent that ends exactly where the child's current
+/// slab starts (the side chunk is placed right below the slab) is not that
+/// slab's top block, even with the pointer at the slab's first address and
+/// the child's floor in an earlier slab: releasing or growing it through the
+/// child leaves it, and the child's memory, where they are.
+#[test]
+fn a_side_block_ending_where_the_current_slab_starts_is_not_its_top_block() {
+    fn test(_: Placement) {
+        use allocator_api2::alloc::Allocator;
+        const SIDE: usize = 4 * PAGE;
+        arena::scope(|parent| {
+            parent.scope(|child| {
+                let small = Layout::from_size_align(100, 1).unwrap();
+                let _in_first_slab = child.allocate(small).unwrap();
+                // A second slab, emptied again: the pointer is at its first
+                // address, the child's floor in the first slab.
+                let filling = Layout::from_size_align(PAGE_SLAB_ROOM, 1).unwrap();
+                let second = child.allocate(filling).unwrap().cast::<u8>();
+                // SAFETY: the child's top block, with this layout, not used again.
+                unsafe { child.deallocate(second, filling) };
+                // The next page-aligned request of this thread: a side chunk of
+                // exactly the block's size, right below the second slab.
+                let side_layout = Layout::from_size_align(SIDE, 1).unwrap();
+                let side = parent.allocate(side_layout).unwrap().cast::<u8>();
+                let slab_start = second.as_ptr().addr() & !(PAGE - 1);
+                assert_eq!(side.as_ptr().addr() + SIDE, slab_start, "the side chunk is not right below the slab");
+                // SAFETY: `SIDE` bytes of the parent's live block.
+                unsafe { side.as_ptr().write_bytes(0x3C, SIDE) };
+                let before = in_use();
+                // SAFETY: `side` is a live block of this thread's arena with this
+                // layout; the child is not its owner and must leave it alone.
+                unsafe { child.deallocate(side, side_layout) };
+                assert_eq!(in_use(), before, "the child released its parent's side block");
+                let grown = Layout::from_size_align(SIDE + 64, 1).unwrap();
+                // SAFETY: as above; `grown` is larger. Moving it is the child's
+                // own allocation (left to the child's exit).
+                let _ = unsafe { child.grow(side, side_layout, grown) };
+                assert_eq!(arena::check_invariants(), Ok(()));
+                let fresh = child.allocate(Layout::from_size_align(64, 1).unwrap()).unwrap().cast::<u8>();
+                // SAFETY: 64 bytes of the child.
+                unsafe { fresh.as_ptr().write_bytes(0xC3, 64) };
+                // SAFETY: `SIDE` bytes of the parent's block, still live.
+                let bytes = unsafe { std::slice::from_raw_parts(side.as_ptr(), SIDE) };
+                assert!(bytes.iter().all(|&b| b == 0x3C), "the child's memory overlaps its parent's side block");
+            });
+        });
+        assert_eq!(in_use(), 0);
+    }
     on_touching_thread(Placement::Downwards, test);
 }
 
@@ -639,8 +707,7 @@ proptest! {
         if without_slabs() {
             return Ok(());
         }
-        let result = std::thread::spawn(move || {
-            PLACEMENT.with(|cell| cell.set(placement));
+        let result = placed_by(placement, move || {
             arena::configure(Config { max_slab_bytes: slab_pages * PAGE, ..one_page_slabs() });
             let mut model = Exact::default();
             let mut at = 0;
@@ -654,7 +721,6 @@ proptest! {
                 model.check(&Step::Close)
             })
         })
-        .join()
         .map_err(|_| "the run panicked".to_owned())
         .and_then(|outcome| outcome);
         prop_assert!(result.is_ok(), "{placement:?}, {slab_pages} page(s): {}", result.unwrap_err());

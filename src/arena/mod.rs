@@ -29,7 +29,7 @@ use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SlabChain};
-use crate::bump::round_to_grain;
+use crate::bump::{GRAIN, round_to_grain};
 use crate::config::Config;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
@@ -245,7 +245,8 @@ impl Arena {
     /// restored, the scope open at the time of the call exits, or the arena
     /// is dropped. A zero-sized request returns a dangling, aligned pointer.
     /// Requests of [`Config::large_threshold_bytes`] or more, counted in
-    /// whole 8-byte grains, get their own mapping (a large block).
+    /// whole 8-byte grains with the padding an alignment above 8 needs,
+    /// get their own mapping (a large block).
     ///
     /// ```
     /// use std::alloc::Layout;
@@ -273,22 +274,27 @@ impl Arena {
         }
     }
 
-    /// Whether `layout` may take the bump path: not empty, below the large
-    /// threshold in whole grains and aligned to at most a page. A zero-size request goes to
+    /// Whether `layout` may take the bump path: not empty, aligned to at
+    /// most a page, and fitting a fresh slab below the large threshold: its
+    /// size in grains plus the padding a fresh slab needs for its alignment
+    /// (a fresh slab's first address is one grain past a page boundary, see
+    /// `SlabChain`) stays below the threshold. A zero-size request goes to
     /// the cold path, which hands out a dangling pointer ([`zero_sized`]):
     /// the bump pointer would be an address that a live block of the same
     /// scope may start at. Everything else goes to
     /// [`alloc_large`](Arena::alloc_large), which refuses what [`admit`](Arena::admit) refuses.
     #[inline(always)]
     pub(crate) fn is_small(&self, layout: Layout) -> bool {
-        // A block takes whole grains, and so does the room of a slab, which
-        // stays below the threshold (`SlabChain::set_budget`): the size in
-        // grains is what must stay below it. `- 1` wraps for 0, so one
-        // compare per bound excludes it. The threshold is at least a page
-        // (`Config::normalized`), so a size known at compile time to be
-        // below a page decides without a load.
-        let last = round_to_grain(layout.size()).wrapping_sub(1);
-        (last < PAGE_BYTES - 1 || last < self.config.large_threshold_bytes - 1) && layout.align() <= PAGE_BYTES
+        // The bump's end stays below the threshold counted from a slab's
+        // first address, on a grain (`SlabChain::set_budget`). The threshold
+        // is at least a page (`Config::normalized`), so a request known at
+        // compile time to need less than a page decides without a load.
+        let grains = round_to_grain(layout.size());
+        let padding = layout.align().max(GRAIN) - GRAIN;
+        let within = |bound: usize| grains.checked_add(padding).is_some_and(|reach| reach <= bound);
+        grains != 0
+            && (within(PAGE_BYTES - GRAIN) || within((self.config.large_threshold_bytes - 1) & !(GRAIN - 1)))
+            && layout.align() <= PAGE_BYTES
     }
 
     /// The bump fast path: `layout` carved from the current slab, or `None`
@@ -346,12 +352,13 @@ impl Arena {
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
-        // A fresh slab starts page-aligned, so `size` bytes (in whole grains)
-        // fit at its start if one byte is left after them (the pointer stays
-        // below a slab's end: its last byte is never handed out); the tail
-        // left in the current slab is not counted as in use (the count goes
-        // on from where the pointer left the slab).
-        let room = round_to_grain(layout.size()) + 1;
+        // A fresh slab starts page-aligned and the bump one grain past its
+        // start, so `size` bytes (in whole grains) fit in a slab of that
+        // grain, the padding up to the alignment, the block and one byte
+        // more (the pointer stays below a slab's end: its last byte is never
+        // handed out). The tail left in the current slab is not counted as
+        // in use (the count goes on from where the pointer left the slab).
+        let room = layout.align().max(GRAIN) + round_to_grain(layout.size()) + 1;
         if !self.slabs.advance_to_retained(room) {
             let slab = self.new_slab(room)?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
@@ -446,8 +453,11 @@ impl Arena {
     /// [`note_high_water_or_poison`](Arena::note_high_water_or_poison) at an
     /// address above `slab_peak`: a new peak, or any address in poison mode
     /// or under a limit below the use (then `true`: the release poisons and
-    /// lowers the bump's end with the pointer).
-    #[inline(always)]
+    /// lowers the bump's end with the pointer). Out of line: the release's
+    /// compare then reads `slab_peak` from memory, not into a register the
+    /// test of its mode needs.
+    #[cold]
+    #[inline(never)]
     fn note_new_peak(&mut self, addr: usize) -> bool {
         if self.slab_peak == EVERY_ADDRESS_PEAKS {
             // No address is 0: the peak is recorded at once.

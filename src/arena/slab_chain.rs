@@ -16,6 +16,23 @@ const EMPTY_PTR: *mut u8 = std::ptr::without_provenance_mut(EMPTY_ADDR);
 const EMPTY_ADDR: usize = bump::GRAIN;
 const EMPTY_END: usize = EMPTY_ADDR;
 
+/// The first address the bump hands out in `slab`: its first grain is never
+/// handed out. A block that ends at the pointer then lies in the pointer's
+/// slab, because the grain below the pointer's lowest address belongs to the
+/// slab too: no block of another mapping can end where the bump starts, and
+/// the top-block test needs no compare with the slab's start.
+#[inline(always)]
+fn first_addr(slab: &Slab) -> usize {
+    slab.start_addr() + bump::GRAIN
+}
+
+/// [`first_addr`] as a pointer with the provenance of the whole slab.
+#[inline(always)]
+fn first_ptr(slab: &Slab) -> *mut u8 {
+    // A slab is at least a page long, so its first grain stays inside it.
+    slab.start().as_ptr().wrapping_byte_add(bump::GRAIN)
+}
+
 /// A position in the chain, to move back to later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
@@ -129,7 +146,7 @@ impl SlabList {
 ///   `slabs` is empty, `current == 0`, `ptr == EMPTY_PTR`, `end == EMPTY_END` and
 ///   `used_before == 0`.
 /// - Otherwise `ptr` carries the provenance of `slabs[current]` and
-///   `slabs[current].start <= ptr <= end < slabs[current].end`; `used_before` is at
+///   `first_addr(slabs[current]) <= ptr <= end < slabs[current].end`; `used_before` is at
 ///   most the length of `slabs[..current]`. The pointer never reaches a slab's
 ///   end (its last byte is never handed out), so every position of the pointer names one slab by its
 ///   address alone ([`position_of`](SlabChain::position_of)): the end of one
@@ -139,7 +156,7 @@ impl SlabList {
 /// - `slab_bytes` is the total length of `slabs`.
 /// - The `entered_at` of the slabs up to `current` are in order, and the
 ///   current slab's is `used_before`.
-/// - `start` is `slabs[current]`'s start address (`EMPTY_ADDR` for an empty
+/// - `start` is `first_addr(slabs[current])` (`EMPTY_ADDR` for an empty
 ///   chain), so that the top block's slab is known without a load of the slab.
 pub(super) struct SlabChain {
     ptr: *mut u8,
@@ -238,10 +255,10 @@ impl SlabChain {
     /// position was taken: it then falls back to the empty position.
     pub(super) fn set_position(&mut self, position: Position) {
         match self.slabs.get(position.slab).map(|entry| &entry.slab) {
-            Some(slab) if (slab.start_addr()..=slab.end_addr()).contains(&position.addr) => {
+            Some(slab) if (first_addr(slab)..=slab.end_addr()).contains(&position.addr) => {
                 self.current = position.slab;
                 self.used_before = position.used_before;
-                self.start = slab.start_addr();
+                self.start = first_addr(slab);
                 self.ptr = slab.start().as_ptr().with_addr(position.addr);
             }
             _ => self.reset_position(),
@@ -252,7 +269,7 @@ impl SlabChain {
     fn reset_position(&mut self) {
         self.current = 0;
         self.used_before = 0;
-        self.ptr = self.slabs.get(0).map_or(EMPTY_PTR, |entry| entry.slab.start().as_ptr());
+        self.ptr = self.slabs.get(0).map_or(EMPTY_PTR, |entry| first_ptr(&entry.slab));
         self.start = self.ptr.addr();
     }
 
@@ -288,7 +305,7 @@ impl SlabChain {
     /// does ([`end_within_limit`](SlabChain::end_within_limit)), or the
     /// memory released would be free for the bump again, past the limit.
     ///
-    /// The end also stays within `max_block` bytes of the slab's start, so
+    /// The end also stays within `max_block` bytes of the slab's first address, so
     /// that no bump serves a block larger than `max_block`: the fast path
     /// needs no size test of its own (the arena passes one byte less than
     /// its large threshold).
@@ -298,8 +315,8 @@ impl SlabChain {
             (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
             return false;
         };
-        let limit_end = slab.start_addr().saturating_add(budget.saturating_sub(self.used_before));
-        let block_end = slab.start_addr().saturating_add(max_block);
+        let limit_end = first_addr(slab).saturating_add(budget.saturating_sub(self.used_before));
+        let block_end = first_addr(slab).saturating_add(max_block);
         // On a grain, so that the room is whole grains; below the slab's end.
         self.budget_end = (slab.end_addr() - 1).min(limit_end).min(block_end) & !(bump::GRAIN - 1);
         self.end = self.budget_end.max(self.ptr.addr());
@@ -366,7 +383,7 @@ impl SlabChain {
         if self.slabs.is_empty() {
             // The first slab: the pointer starts at it, with nothing in use.
             debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
-            self.ptr = slab.start().as_ptr();
+            self.ptr = first_ptr(&slab);
             self.start = self.ptr.addr();
             self.slabs.first = Some(Entry { slab, entered_at: 0 });
             return;
@@ -389,14 +406,14 @@ impl SlabChain {
         if let Some(entry) = self.slabs.get(self.current)
             && index > self.current
         {
-            self.used_before += self.ptr.addr() - entry.slab.start_addr();
+            self.used_before += self.ptr.addr() - first_addr(&entry.slab);
         }
         self.current = index;
         let Some(entry) = self.slabs.get_mut(index) else {
             panic!("advancing to slab {index} of {}", self.slabs.len())
         };
         entry.entered_at = self.used_before;
-        self.ptr = entry.slab.start().as_ptr();
+        self.ptr = first_ptr(&entry.slab);
         self.start = self.ptr.addr();
     }
 
@@ -465,11 +482,10 @@ impl SlabChain {
     #[inline(always)]
     pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
         let (block, top) = (ptr.as_ptr().addr(), self.ptr.addr());
-        // Ending at the pointer and starting in its slab: the block is the
-        // current slab's top one. (A block of another mapping may end where
-        // the current slab starts; `block >= start` refuses it.)
+        // Ending at the pointer, the block is the current slab's top one:
+        // the grain below the slab's first address is the slab's too (see
+        // `first_addr`), so no block of another mapping ends at the pointer.
         top.wrapping_sub(round_to_grain(size)) == block
-            && block >= self.start
             // `floor` is in the current slab exactly when it lies between the
             // slab's start and the pointer; otherwise it is in an earlier
             // slab (or the empty position), and the whole current slab lies
@@ -527,7 +543,7 @@ impl SlabChain {
         let last = self.current.min(self.slabs.len().saturating_sub(1));
         for index in position.slab..=last {
             let Some(Entry { slab, .. }) = self.slabs.get(index) else { break };
-            let start = if index == position.slab { position.addr.max(slab.start_addr()) } else { slab.start_addr() };
+            let start = if index == position.slab { position.addr.max(first_addr(slab)) } else { first_addr(slab) };
             let end = if index == self.current { self.ptr.addr() } else { slab.end_addr() };
             if end > start {
                 // SAFETY: `[start, end)` lies inside this slab, and every byte of
@@ -553,7 +569,7 @@ impl SlabChain {
             }
             None => {}
             Some(Entry { slab, entered_at }) => {
-                let (ptr, start, end) = (self.ptr.addr(), slab.start_addr(), slab.end_addr());
+                let (ptr, start, end) = (self.ptr.addr(), first_addr(slab), slab.end_addr());
                 if *entered_at != self.used_before {
                     return Err(format!(
                         "entry record {entered_at} disagrees with {} bytes used before",

@@ -159,7 +159,7 @@ impl<'s> Frame<'s, '_> {
         if !ctx.budget_allows(size) {
             return Ok(());
         }
-        let large = ctx.is_large(size);
+        let large = ctx.is_large(size, align_of::<T>());
         let off = ctx.new_offset();
         let all: &'static [u8] = ctx.noise;
         let noise = &all[off..off + size];
@@ -273,7 +273,7 @@ impl<'s> Frame<'s, '_> {
         }
         // Its block reached at least the elements' size: from the threshold
         // on it is a large block, however the vector grew (in place or not).
-        let large = ctx.is_large(size_of_val(array.as_slice())).then_some(true);
+        let large = ctx.is_large(size_of_val(array.as_slice()), align_of_val(array.as_slice())).then_some(true);
         self.items.push(Item::Fixed(Box::new(ArrayItem { array, off: item.off, large })));
         Ok(())
     }
@@ -297,7 +297,7 @@ impl<'s> Frame<'s, '_> {
         }
         let off = ctx.new_offset();
         ctx.summary.raw_calls += 1;
-        ctx.summary.large_allocations += usize::from(ctx.is_large(size));
+        ctx.summary.large_allocations += usize::from(ctx.is_large(size, layout.align()));
         match RawBlock::allocate(self.scope, layout, zeroed, off, ctx.noise).map_err(|m| ctx.violation(m))? {
             Some(block) => self.items.push(Item::Raw(block)),
             None => ctx.refused(self.level, || format!("allocate({layout:?})"))?,
@@ -347,7 +347,7 @@ impl<'s> Frame<'s, '_> {
             return ctx.skip();
         };
         ctx.summary.raw_calls += 1;
-        let large_before = large_live_bytes(ctx, self.level, old.size())?;
+        let large_before = large_live_bytes(ctx, self.level, old)?;
         if !block.shrink(scope, new, ctx.noise).map_err(|m| ctx.violation(m))? {
             // Shrinking to a larger alignment moves the block: a request like any other.
             return ctx.refused(self.level, || format!("shrink({old:?} -> {new:?})"));
@@ -363,7 +363,7 @@ impl<'s> Frame<'s, '_> {
         };
         if let Item::Raw(block) = self.items.remove(index) {
             ctx.summary.raw_calls += 1;
-            let large_before = large_live_bytes(ctx, self.level, block.layout().size())?;
+            let large_before = large_live_bytes(ctx, self.level, block.layout())?;
             block.deallocate(self.scope);
             check_released(ctx, large_before, "deallocated")?;
         }
@@ -413,7 +413,7 @@ impl<'s> Frame<'s, '_> {
         }
         check_arena(ctx, None)?;
         ctx.live_bytes = regions.iter().map(|region| region.len).sum();
-        ctx.live_large = regions.iter().filter(|region| ctx.is_large(region.len)).count();
+        ctx.live_large = regions.iter().filter(|region| ctx.is_large(region.len, 1)).count();
         ctx.summary.peak_live_bytes = ctx.summary.peak_live_bytes.max(ctx.live_bytes);
         ctx.regions = regions;
         Ok(())
@@ -558,12 +558,12 @@ impl FrameOps for Frame<'_, '_> {
     }
 }
 
-/// The thread's arena's live large bytes, if the raw block of `size` bytes
+/// The thread's arena's live large bytes, if the raw block of `layout`
 /// of the scope at `level` is a large block whose early release shows in
 /// them: it reached the threshold and its scope is on the thread's arena.
-fn large_live_bytes(ctx: &Ctx<'_>, level: usize, size: usize) -> Result<Option<usize>, Violation> {
+fn large_live_bytes(ctx: &Ctx<'_>, level: usize, layout: Layout) -> Result<Option<usize>, Violation> {
     let on_thread = ctx.accounts.get(level).is_some_and(|account| account.arena == ArenaId::ThreadLocal);
-    if !ctx.is_large(size) || !on_thread {
+    if !ctx.is_large(layout.size(), layout.align()) || !on_thread {
         return Ok(None);
     }
     Ok(Some(thread_stats(ctx)?.large_live_bytes))

@@ -124,10 +124,13 @@ impl Ctx<'_> {
         Violation { step: self.step, message }
     }
 
-    /// Whether a request of `size` bytes gets a large block: its size in
-    /// the slabs' 8-byte grains reaches the threshold.
-    fn is_large(&self, size: usize) -> bool {
-        size != 0 && size.next_multiple_of(GRAIN_BYTES) >= self.threshold
+    /// Whether a request of `size` bytes aligned to `align` gets a large
+    /// block: its size in the slabs' 8-byte grains, plus the padding an
+    /// alignment above a grain needs at a slab's first address (one grain
+    /// past a page boundary), reaches the threshold.
+    fn is_large(&self, size: usize, align: usize) -> bool {
+        let padding = align.max(GRAIN_BYTES) - GRAIN_BYTES;
+        size != 0 && size.next_multiple_of(GRAIN_BYTES) + padding >= self.threshold
     }
 
     fn new_offset(&mut self) -> usize {
@@ -140,7 +143,8 @@ impl Ctx<'_> {
     fn budget_allows(&mut self, bytes: usize) -> bool {
         let fits = bytes <= MAX_ITEM_BYTES
             && self.live_bytes.saturating_add(bytes) <= LIVE_BUDGET_BYTES
-            && (!self.is_large(bytes) || self.live_large < MAX_LIVE_LARGE);
+            // Counted as if aligned to a grain: a budget, not a check.
+            && (!self.is_large(bytes, GRAIN_BYTES) || self.live_large < MAX_LIVE_LARGE);
         if !fits {
             self.summary.skipped += 1;
         }
