@@ -52,11 +52,12 @@ impl Arena {
         self.note_high_water_fast();
         self.slabs.rewind_in_slab(floor.addr);
         // The arena is at the scope's depth (its children have closed).
-        // Stored from the depth this frame holds, not decremented in place:
-        // the next scope's entry then waits for one store, not for a load,
-        // a decrement and a store.
+        // Decremented in place, not stored from the depth this frame holds:
+        // the frame then keeps no second depth alive across the scope's body
+        // (one `dec` of memory, where a body that needs its registers would
+        // spill and reload the depth before the scope).
         debug_assert_eq!(self.depth, floor.depth, "a child scope is still open");
-        self.depth = floor.depth - 1;
+        self.depth -= 1;
         true
     }
 
