@@ -45,9 +45,10 @@ pub use iter::{ScopedVecDrain, ScopedVecIntoIter};
 /// involved, and the `try_` methods return [`AllocError`].
 pub struct ScopedVec<'s, T> {
     /// The buffer: `cap` slots, of which the first `len` hold initialized
-    /// elements. For a sized `T` with `cap > 0`, a block the scope handed out
-    /// for at least `Layout::array::<T>(cap)`, with that block's provenance;
-    /// otherwise dangling and aligned.
+    /// elements. For a sized `T` with `cap > 0`, a block the handle `scope`
+    /// itself handed out for at least `Layout::array::<T>(cap)`, with that
+    /// block's provenance (so that its growth and release in place need no
+    /// floor test: `Scope::release_own_block`); otherwise dangling and aligned.
     ptr: ElementPtr<T>,
     /// Initialized elements, `len <= cap`.
     len: usize,
@@ -540,9 +541,9 @@ fn grown<T>(
         scope.alloc(new).map_err(|_| Some(new_cap))?
     } else {
         let old = Layout::array::<T>(cap).expect("a buffer's layout fits");
-        // SAFETY: the block came from `scope` for `old` (the vector's field
-        // invariant), and `new` is larger at the same alignment.
-        unsafe { scope.grow(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
+        // SAFETY: the block came from this very handle for `old` (the
+        // vector's field invariant), and `new` is larger at the same alignment.
+        unsafe { scope.grow_own(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
     };
     Ok((block.cast(), new_cap))
 }
@@ -559,9 +560,9 @@ pub(super) unsafe fn release_buffer<T>(scope: &Scope<'_>, ptr: NonNull<T>, cap: 
         // SAFETY: the buffer was allocated for `cap` elements, so
         // `cap * size_of::<T>()` is a valid layout size (contract).
         let layout = unsafe { Layout::from_size_align_unchecked(cap * size_of::<T>(), align_of::<T>()) };
-        // SAFETY: the block came from `scope` for `layout` and is not used
+        // The block came from this very handle for `layout` and is not used
         // again (contract).
-        unsafe { scope.deallocate(ptr.cast(), layout) };
+        scope.release_own_block(ptr.cast(), layout);
     }
 }
 

@@ -82,6 +82,28 @@ unsafe impl Allocator for Scope<'_> {
     }
 }
 
+impl Scope<'_> {
+    /// `Allocator::grow` of a block this handle handed out itself (see
+    /// [`grow_own_in_place`](Scope::grow_own_in_place)).
+    ///
+    /// # Safety
+    /// As for `Allocator::grow`, and the block came from this very handle.
+    #[inline(always)]
+    pub(crate) unsafe fn grow_own(
+        &self,
+        ptr: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        if self.grow_own_in_place(ptr, old, new) {
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+        // scope with `old` (the caller's contract).
+        unsafe { grow_by_moving(self, ptr, old, new) }
+    }
+}
+
 /// `grow` of a block that cannot grow where it is: a fresh block and a copy.
 /// Out of line, so that the in-place growth inlines into its caller.
 ///
