@@ -97,6 +97,24 @@ impl Arena {
         if size == 0 || !self.slabs.is_top_above(ptr, size, floor) {
             return false;
         }
+        self.release_top_block(ptr, size);
+        true
+    }
+
+    /// [`release_top`](Arena::release_top) of a block the caller's scope
+    /// handed out itself (see `SlabChain::is_own_top`).
+    #[inline]
+    pub(crate) fn release_own_top(&mut self, ptr: NonNull<u8>, size: usize) -> bool {
+        if size == 0 || !self.slabs.is_own_top(ptr, size) {
+            return false;
+        }
+        self.release_top_block(ptr, size);
+        true
+    }
+
+    /// Releases the top block, `size` bytes at `ptr`.
+    #[inline(always)]
+    fn release_top_block(&mut self, ptr: NonNull<u8>, size: usize) {
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
             // SAFETY: the caller releases the top block at `ptr`, which takes
@@ -105,7 +123,6 @@ impl Arena {
             unsafe { self.release_watched(ptr, round_to_grain(size)) };
         }
         self.slabs.release_top_block(lowered);
-        true
     }
 
     /// The part of an in-place release that poison mode, or a limit below the
@@ -165,6 +182,14 @@ impl Arena {
     ) -> bool {
         debug_assert!(new_size >= old_size, "not a growth");
         self.is_resizable_top(ptr, old_size, floor) && self.slabs.set_top_end(ptr, new_size)
+    }
+
+    /// [`grow_top_in_place`](Arena::grow_top_in_place) of a block the
+    /// caller's scope handed out itself (see `SlabChain::is_own_top`).
+    #[inline(always)]
+    pub(crate) fn grow_own_top_in_place(&mut self, ptr: NonNull<u8>, old_size: usize, new_size: usize) -> bool {
+        debug_assert!(new_size >= old_size, "not a growth");
+        old_size != 0 && self.slabs.is_own_top(ptr, old_size) && self.slabs.set_top_end(ptr, new_size)
     }
 
     /// Whether the `old_size` bytes at `ptr` are the most recent allocation

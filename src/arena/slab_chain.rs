@@ -493,6 +493,18 @@ impl SlabChain {
             && (block >= floor || floor.wrapping_sub(self.start) > top - self.start)
     }
 
+    /// [`is_top_above`](SlabChain::is_top_above) for a block the caller's
+    /// scope handed out itself: then it is the top block exactly when it
+    /// ends within the pointer's last grain. A block of the slabs starts on
+    /// a grain, so its grains then end at the pointer; the scope bumped it
+    /// after it opened, so it lies at or above the scope's floor. A block of
+    /// another mapping cannot end there: its last byte would be at or above
+    /// the current slab's start (see `first_addr`) and below the pointer.
+    #[inline(always)]
+    pub(super) fn is_own_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
+        self.ptr.addr().wrapping_sub(ptr.as_ptr().addr()).wrapping_sub(size) < bump::GRAIN
+    }
+
     /// The pointer as it will be once the top block, which starts at `ptr`
     /// (checked by [`is_top_above`](SlabChain::is_top_above)), is released:
     /// `ptr`'s address with the provenance of the slab the pointer stays in.

@@ -84,7 +84,7 @@ unsafe impl Allocator for Scope<'_> {
 
 impl Scope<'_> {
     /// `Allocator::grow` of a block this handle handed out itself (see
-    /// [`grow_own_in_place`](Scope::grow_own_in_place)).
+    /// [`release_own_block`](Scope::release_own_block)).
     ///
     /// # Safety
     /// As for `Allocator::grow`, and the block came from this very handle.

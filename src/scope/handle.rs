@@ -300,28 +300,31 @@ impl<'s> Scope<'s> {
     /// looked up.
     #[inline(always)]
     pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.release_block_above(ptr, layout, self.floor());
-    }
-
-    /// [`release_block`](Scope::release_block) of a block this handle handed
-    /// out itself, such as a vector's buffer. Where such a block is the top
-    /// one it lies at or above this scope's floor (the handle bumped it while
-    /// innermost, after its scope opened, and the pointer has not gone below
-    /// the floor since), so the floor needs no test: a floor of 0 is below
-    /// every block. A block that came from somewhere else (another scope's,
-    /// through covariance of an array's lifetime) must take `release_block`.
-    #[inline(always)]
-    pub(crate) fn release_own_block(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.release_block_above(ptr, layout, 0);
-    }
-
-    #[inline(always)]
-    fn release_block_above(&self, ptr: NonNull<u8>, layout: Layout, floor: usize) {
         if layout.size() == 0 {
             return;
         }
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), floor);
+        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
+        if !released {
+            self.by_value().release_own_block_at(ptr);
+        }
+    }
+
+    /// [`release_block`](Scope::release_block) of a block this handle handed
+    /// out itself, such as a vector's buffer: where such a block is the top
+    /// one it lies at or above this scope's floor (the handle bumped it while
+    /// innermost, after its scope opened, and the pointer has not gone below
+    /// the floor since) and on a grain, so the top-block test is one compare
+    /// (`Arena::release_own_top`). A block that may have come from another
+    /// handle (through the covariance of an array's lifetime, or a caller
+    /// of the `Allocator` methods) takes `release_block`.
+    #[inline(always)]
+    pub(crate) fn release_own_block(&self, ptr: NonNull<u8>, layout: Layout) {
+        if layout.size() == 0 {
+            return;
+        }
+        let arena = self.arena_mut();
+        let released = arena.depth() == self.depth() && arena.release_own_top(ptr, layout.size());
         if !released {
             self.by_value().release_own_block_at(ptr);
         }
@@ -344,22 +347,20 @@ impl<'s> Scope<'s> {
     /// large as `old`: the fast path of `grow`.
     #[inline(always)]
     pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        self.grow_in_place_above(ptr, old, new, self.floor())
-    }
-
-    /// [`grow_in_place`](Scope::grow_in_place) of a block this handle handed
-    /// out itself: no floor test, as in [`release_own_block`](Scope::release_own_block).
-    #[inline(always)]
-    pub(crate) fn grow_own_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        self.grow_in_place_above(ptr, old, new, 0)
-    }
-
-    #[inline(always)]
-    fn grow_in_place_above(&self, ptr: NonNull<u8>, old: Layout, new: Layout, floor: usize) -> bool {
         let arena = self.arena_mut();
         is_aligned_to(ptr, new)
             && arena.depth() == self.depth()
-            && arena.grow_top_in_place(ptr, old.size(), new.size(), floor)
+            && arena.grow_top_in_place(ptr, old.size(), new.size(), self.floor())
+    }
+
+    /// [`grow_in_place`](Scope::grow_in_place) of a block this handle handed
+    /// out itself, as in [`release_own_block`](Scope::release_own_block).
+    #[inline(always)]
+    pub(crate) fn grow_own_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let arena = self.arena_mut();
+        is_aligned_to(ptr, new)
+            && arena.depth() == self.depth()
+            && arena.grow_own_top_in_place(ptr, old.size(), new.size())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first

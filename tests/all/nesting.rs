@@ -150,6 +150,30 @@ fn outer_vec_does_not_grow_in_place_past_an_open_inner_checkpoint() {
     });
 }
 
+/// A vector's buffer under a later block of the same scope is not the top
+/// block, however close the later block starts (here in the next grain):
+/// dropping or growing the vector leaves the later block alone.
+#[test]
+fn a_vector_under_a_later_block_neither_releases_nor_grows_in_place() {
+    arena::scope(|s| {
+        let mut v = s.vec_with_capacity::<u8>(3);
+        v.extend_from_slice(&[1, 2, 3]);
+        let later = s.filled(1, 7_u8);
+        let before = v.as_ptr();
+        v.extend_from_slice(&[4, 5, 6, 7, 8, 9]);
+        assert_ne!(v.as_ptr(), before, "the vector grew over a later block");
+        let mut w = s.vec_with_capacity::<u8>(3);
+        w.extend_from_slice(&[1, 2, 3]);
+        let above = s.filled(1, 8_u8);
+        let used = arena::stats().bytes_in_use;
+        drop(w);
+        assert_eq!(arena::stats().bytes_in_use, used, "the buffer under a later block was released");
+        let next = s.filled(1, 9_u8);
+        assert_eq!((later[0], above[0], next[0]), (7, 8, 9), "a block was handed out twice");
+        assert_eq!(v, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+}
+
 #[test]
 fn vec_grows_in_place_when_it_is_the_last_allocation() {
     if arena::DebugMode::from_env() != arena::DebugMode::Off {
