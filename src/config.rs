@@ -29,12 +29,11 @@ pub struct Config {
     /// such requests shares ever larger slabs; a request larger than the cap
     /// gets a slab of its own size and a page more (a slab's first and last
     /// 8-byte grains are never handed out, so a slab holds 16 bytes less
-    /// than its size), and
-    /// later slabs stay within the cap. At most the large threshold (rounded
-    /// up to pages): the bump's end stays within the threshold of its slab's
-    /// start, so that no bump serves a block of the threshold or more and the
-    /// fast path needs no size test; a larger slab would leave its rest
-    /// unused. Default 1 MiB.
+    /// than its size), and later slabs stay within the cap. At most the
+    /// large threshold (rounded up to pages): the bump's end stays within
+    /// the threshold of the slab's first grain handed out, so that no bump
+    /// serves a block of the threshold or more and the fast path needs no
+    /// size test; a larger slab would leave its rest unused. Default 1 MiB.
     pub max_slab_bytes: usize,
     /// Slab bytes kept for reuse when the outermost scope exits; slabs beyond
     /// this go back to the system allocator. A loop whose working set fits in
