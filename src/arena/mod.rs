@@ -290,7 +290,7 @@ impl Arena {
         // is at least a page (`Config::normalized`), so a request known at
         // compile time to need less than a page decides without a load.
         let grains = round_to_grain(layout.size());
-        let padding = layout.align().max(GRAIN) - GRAIN;
+        let padding = fresh_slab_padding(layout);
         let within = |bound: usize| grains.checked_add(padding).is_some_and(|reach| reach <= bound);
         grains != 0
             && (within(PAGE_BYTES - GRAIN) || within((self.config.large_threshold_bytes - 1) & !(GRAIN - 1)))
@@ -312,12 +312,20 @@ impl Arena {
     /// most a page and the request keeps `bytes_in_use` within the limit.
     /// Panic messages are built from its error, so they cannot drift from it.
     pub(crate) fn admit(&self, layout: Layout) -> Result<(), Failure> {
+        self.admit_padded(layout, 0)
+    }
+
+    /// [`admit`](Arena::admit) for a small request that takes `padding`
+    /// bytes in front of its block: a fresh slab's (see [`fresh_slab_padding`]),
+    /// which the bytes in use count.
+    fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), Failure> {
         if layout.align() > PAGE_BYTES {
             return Err(Failure::TooAligned { align: layout.align() });
         }
         let in_use = self.bytes_in_use();
-        // What the request takes: a block in the slabs takes whole grains.
-        let taken = if self.is_small(layout) { round_to_grain(layout.size()) } else { layout.size() };
+        // What the request takes: a block in the slabs takes whole grains
+        // (the padding and grains of a small request stay below the threshold).
+        let taken = if self.is_small(layout) { round_to_grain(layout.size()) + padding } else { layout.size() };
         if in_use.checked_add(taken).is_none_or(|total| total > self.config.limit_bytes) {
             return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
         }
@@ -325,8 +333,10 @@ impl Arena {
     }
 
     /// Why a request for `layout` fails right now; for panic messages only.
+    /// A small request is refused over the limit if a fresh slab's padding
+    /// takes it there (where [`alloc_slow`](Arena::alloc_slow) refuses it).
     pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
-        if let Err(failure) = self.admit(layout) {
+        if let Err(failure) = self.admit_padded(layout, fresh_slab_padding(layout)) {
             return failure;
         }
         if let Some(refusal) = crate::process::last_refusal() {
@@ -348,10 +358,12 @@ impl Arena {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }
-        self.admit(layout).map_err(|_| AllocError)?;
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
+        // The block lands in a fresh slab, after its padding: admitted
+        // without it, the request would take a slab and still not fit.
+        self.admit_padded(layout, fresh_slab_padding(layout)).map_err(|_| AllocError)?;
         // A fresh slab starts page-aligned and the bump one grain past its
         // start, so `size` bytes (in whole grains) fit in a slab of that
         // grain, the padding up to the alignment, the block and one byte
@@ -569,6 +581,14 @@ impl Arena {
         self.full_exit_depth = self.full_exit_depth.max(self.full_exit_depth_now());
         mode
     }
+}
+
+/// The padding in front of a block of `layout` at a fresh slab's first
+/// address, one grain past a page boundary (see `SlabChain`): none for an
+/// alignment of at most a grain, the alignment less a grain above it.
+#[inline(always)]
+fn fresh_slab_padding(layout: Layout) -> usize {
+    layout.align().max(GRAIN) - GRAIN
 }
 
 /// What a zero-size request gets on every path: a dangling pointer aligned to
