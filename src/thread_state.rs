@@ -53,6 +53,7 @@ pub(crate) fn thread_flags() -> u8 {
 }
 
 /// Sets or clears `flag` (one of [`thread_flags`]) for this thread.
+#[inline]
 pub(crate) fn set_thread_flag(flag: u8, on: bool) {
     THREAD.with(|state| state.flags.set(if on { state.flags.get() | flag } else { state.flags.get() & !flag }));
 }

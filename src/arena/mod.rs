@@ -290,10 +290,9 @@ impl Arena {
         // is at least a page (`Config::normalized`), so a request known at
         // compile time to need less than a page decides without a load.
         let grains = round_to_grain(layout.size());
-        let padding = fresh_slab_padding(layout);
-        let within = |bound: usize| grains.checked_add(padding).is_some_and(|reach| reach <= bound);
+        let Some(reach) = grains.checked_add(fresh_slab_padding(layout)) else { return false };
         grains != 0
-            && (within(PAGE_BYTES - GRAIN) || within((self.config.large_threshold_bytes - 1) & !(GRAIN - 1)))
+            && (reach <= PAGE_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
             && layout.align() <= PAGE_BYTES
     }
 
@@ -322,10 +321,17 @@ impl Arena {
         if layout.align() > PAGE_BYTES {
             return Err(Failure::TooAligned { align: layout.align() });
         }
-        let in_use = self.bytes_in_use();
         // What the request takes: a block in the slabs takes whole grains
         // (the padding and grains of a small request stay below the threshold).
         let taken = if self.is_small(layout) { round_to_grain(layout.size()) + padding } else { layout.size() };
+        self.admit_taking(taken)
+    }
+
+    /// The limit's part of [`admit`](Arena::admit): whether `taken` more
+    /// bytes keep `bytes_in_use` within the limit.
+    #[inline]
+    fn admit_taking(&self, taken: usize) -> Result<(), Failure> {
+        let in_use = self.bytes_in_use();
         if in_use.checked_add(taken).is_none_or(|total| total > self.config.limit_bytes) {
             return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
         }
@@ -358,19 +364,23 @@ impl Arena {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }
+        debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
         if self.debug_mode() == DebugMode::Bypass {
             return self.bypass_alloc(layout, self.depth);
         }
         // The block lands in a fresh slab, after its padding: admitted
         // without it, the request would take a slab and still not fit.
-        self.admit_padded(layout, fresh_slab_padding(layout)).map_err(|_| AllocError)?;
+        // (What `admit_padded` takes of a small request, aligned to at most
+        // a page: `is_small`.)
+        let taken = round_to_grain(layout.size()) + fresh_slab_padding(layout);
+        self.admit_taking(taken).map_err(|_| AllocError)?;
         // A fresh slab starts page-aligned and the bump one grain past its
-        // start, so `size` bytes (in whole grains) fit in a slab of that
-        // grain, the padding up to the alignment, the block and one byte
-        // more (the pointer stays below a slab's end: its last byte is never
-        // handed out). The tail left in the current slab is not counted as
-        // in use (the count goes on from where the pointer left the slab).
-        let room = layout.align().max(GRAIN) + round_to_grain(layout.size()) + 1;
+        // start, so the block fits in a slab of that grain, the block's
+        // padding and grains, and one byte more (the pointer stays below a
+        // slab's end: its last byte is never handed out). The tail left in
+        // the current slab is not counted as in use (the count goes on from
+        // where the pointer left the slab).
+        let room = GRAIN + taken + 1;
         if !self.slabs.advance_to_retained(room) {
             let slab = self.new_slab(room)?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
