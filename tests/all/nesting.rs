@@ -177,6 +177,62 @@ fn a_vector_under_a_later_block_neither_releases_nor_grows_in_place() {
     });
 }
 
+/// A vector whose capacity ends short of its block's last grain (an
+/// `allocator_api2` vector shrunk while a child scope was open, taken back)
+/// is still the top block: it grows in place and goes back on drop, and the
+/// block under it keeps its bytes.
+#[test]
+fn a_vector_ending_within_its_last_grain_is_the_top_block() {
+    if arena::DebugMode::from_env() != arena::DebugMode::Off {
+        return eprintln!("skipped under ARENA_DEBUG: checks the slab layout");
+    }
+    arena::scope(|s| {
+        let below = s.filled(5, 3_u8);
+        let before = arena::stats().bytes_in_use;
+        let mut v = s.vec_with_capacity::<u8>(16);
+        v.extend_from_slice(&[1; 12]);
+        let mut inner = v.into_inner();
+        // Not the innermost scope's block: it keeps its 16 bytes.
+        s.scope(|_| inner.shrink_to_fit());
+        assert_eq!(inner.capacity(), 12);
+        let mut v = arena::ScopedVec::from(inner);
+        let start = v.as_ptr();
+        v.extend_from_slice(&[2; 20]);
+        assert_eq!(v.as_ptr(), start, "the top block should grow in place");
+        drop(v);
+        assert_eq!(arena::stats().bytes_in_use, before, "the top block was not released");
+        let next = s.filled(32, 4_u8);
+        assert_eq!(next.as_ptr(), start, "the released block is reused");
+        assert_eq!(below[..], [3; 5]);
+    });
+}
+
+/// Vectors of a scope on an owned arena and of a scope on the thread's arena,
+/// both innermost at depth 1 and both growing and released in turn, never
+/// touch each other's memory.
+#[test]
+fn vectors_of_two_arenas_at_the_same_depth_stay_apart() {
+    let mut owned = arena::Arena::new();
+    arena::scope(|t| {
+        owned.scope(|o| {
+            assert_eq!((t.depth(), o.depth()), (1, 1));
+            let (mut a, mut b) = (o.vec::<u32>(), t.vec::<u32>());
+            for i in 0..5_000 {
+                a.push(i);
+                b.push(!i);
+            }
+            let later_t = t.filled(8, 7_u32);
+            drop(a);
+            let later_o = o.filled(8, 9_u32);
+            b.extend(0..100);
+            assert!(b[..5_000].iter().enumerate().all(|(i, &x)| x == !(i as u32)));
+            assert_eq!((&later_t[..], &later_o[..]), (&[7; 8][..], &[9; 8][..]));
+        });
+    });
+    assert_eq!(owned.stats().bytes_in_use, 0);
+    assert_eq!(arena::stats().bytes_in_use, 0);
+}
+
 #[test]
 fn vec_grows_in_place_when_it_is_the_last_allocation() {
     if arena::DebugMode::from_env() != arena::DebugMode::Off {
@@ -185,13 +241,14 @@ fn vec_grows_in_place_when_it_is_the_last_allocation() {
     arena::scope(|s| {
         let mut v = s.vec_with_capacity::<u64>(16);
         let start = v.as_ptr();
-        // 5000 u64 stay within the thread's fresh 64 KiB first slab.
-        for i in 0..5_000 {
+        // 4000 u64 (a capacity of 4096, 32 KiB) stay within the thread's
+        // first slab, 64 KiB when it is fresh.
+        for i in 0..4_000 {
             v.push(i);
         }
         assert_eq!(v.as_ptr(), start, "the last allocation should grow in place");
         let _other = s.zeroed::<u64>(1);
-        for i in 5_000..20_000 {
+        for i in 4_000..20_000 {
             v.push(i);
         }
         assert_ne!(v.as_ptr(), start, "no longer last: must move");
