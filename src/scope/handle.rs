@@ -348,7 +348,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        is_aligned_to(ptr, new)
+        keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth()
             && arena.grow_top_in_place(ptr, old.size(), new.size(), self.floor())
     }
@@ -358,7 +358,7 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     pub(crate) fn grow_own_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        is_aligned_to(ptr, new)
+        keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth()
             && arena.grow_own_top_in_place(ptr, old.size(), new.size())
     }
@@ -397,6 +397,17 @@ fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
     (ptr.as_ptr().addr() | PAGE_BYTES) & (layout.align() - 1) == 0
 }
 
+/// Whether the block at `ptr`, allocated with `old`, may become a block of
+/// `new` where it is as far as alignment goes: always when `new` asks for no
+/// more alignment than `old` (the block has it, and `old`'s is at most a
+/// page, as every block's), else when the address happens to satisfy it
+/// ([`is_aligned_to`]). The first test folds away for a vector's growth,
+/// whose alignment never changes.
+#[inline(always)]
+fn keeps_alignment(ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    new.align() <= old.align() || is_aligned_to(ptr, new)
+}
+
 /// A scope's arena and depth: what the cold paths need of a [`Scope`],
 /// passed by value (see [`Scope::by_value`]).
 #[derive(Clone, Copy)]
@@ -423,7 +434,7 @@ impl ScopeRef {
     /// be passed through memory).
     pub(crate) fn resize_in_place(self, floor: usize, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
-        is_aligned_to(ptr, new)
+        keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth
             && arena.resize_top_in_place(ptr, old.size(), new.size(), floor)
     }
