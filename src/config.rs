@@ -27,11 +27,11 @@ pub struct Config {
     /// Cap of the geometric slab growth. A request larger than the next slab
     /// moves the sequence along to the first size that holds it, so a run of
     /// such requests shares ever larger slabs; a request larger than the cap
-    /// gets a slab of its own size and a page more (a slab's first and last
-    /// 8-byte grains are never handed out, so a slab holds 16 bytes less
-    /// than its size), and later slabs stay within the cap. At most the
-    /// large threshold (rounded up to pages): the bump's end stays within
-    /// the threshold of the slab's first grain handed out, so that no bump
+    /// gets a slab of its own size and a page more (a slab's first 64 bytes
+    /// and last 8 are never handed out, so a slab holds 72 bytes less than
+    /// its size), and later slabs stay within the cap. At most the large
+    /// threshold (rounded up to pages): the bump's end stays within the
+    /// threshold of the slab's first byte handed out, so that no bump
     /// serves a block of the threshold or more and the fast path needs no
     /// size test; a larger slab would leave its rest unused. Default 1 MiB.
     pub max_slab_bytes: usize,
@@ -46,9 +46,9 @@ pub struct Config {
     /// the numbers. Default: no limit (`usize::MAX`).
     pub limit_bytes: usize,
     /// Requests of at least this many bytes (counted in whole 8-byte grains,
-    /// as the slabs hand memory out, plus the alignment less 8 for a request
-    /// aligned to more than 8 bytes: the padding it needs at the start of a
-    /// slab) bypass the slabs and get their own
+    /// as the slabs hand memory out, plus the alignment less 64 for a
+    /// request aligned to more than 64 bytes: the padding it needs at the
+    /// start of a slab) bypass the slabs and get their own
     /// mapping (a *large block*), cached by size class after release and
     /// returned early when the array that holds one is dropped. Default 1 MiB:
     /// from it on, an own mapping lets the block go back before the scope

@@ -20,9 +20,11 @@ const PAGE: usize = 4096;
 /// The slabs hand memory out in whole grains of this many bytes.
 const GRAIN: usize = 8;
 
-/// The most a one-page slab holds: its first and last grains are never
+/// The bytes at a slab's start that are never handed out (a cache line).
+const SLAB_HEADER: usize = 64;
+/// The most a one-page slab holds: its header and last grain are never
 /// handed out.
-const PAGE_SLAB_ROOM: usize = PAGE - 2 * GRAIN;
+const PAGE_SLAB_ROOM: usize = PAGE - SLAB_HEADER - GRAIN;
 
 /// The bytes a block of `size` bytes takes in a slab.
 fn taken(size: usize) -> usize {
@@ -383,7 +385,7 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
         // Slabs of one, two, three and four pages after the first.
         arena.scope(|s| {
             for pages in 1..=4 {
-                drop(s.filled(pages * PAGE - 2 * GRAIN, 1_u8));
+                drop(s.filled(pages * PAGE - SLAB_HEADER - GRAIN, 1_u8));
             }
         });
         let reserved = arena.stats().reserved_bytes;
@@ -391,7 +393,7 @@ fn retained_slabs_reused_out_of_order_with_checkpoints() {
             arena.scope(|s| {
                 let mut held = Vec::new();
                 for pages in order {
-                    held.push(s.filled(pages * PAGE - 2 * GRAIN, pages as u8));
+                    held.push(s.filled(pages * PAGE - SLAB_HEADER - GRAIN, pages as u8));
                     s.scope(|child| drop(child.filled(PAGE / 2, 0xEE_u8)));
                 }
                 for (array, pages) in held.iter().zip(order) {

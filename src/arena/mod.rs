@@ -28,7 +28,7 @@ pub(crate) use large_blocks::{LargeHandle, LargeOwner};
 use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
-use self::slab_chain::{Position, SlabChain};
+use self::slab_chain::{Position, SLAB_HEADER_BYTES, SlabChain};
 use crate::bump::{GRAIN, round_to_grain};
 use crate::config::Config;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
@@ -277,8 +277,8 @@ impl Arena {
     /// Whether `layout` may take the bump path: not empty, aligned to at
     /// most a page, and fitting a fresh slab below the large threshold: its
     /// size in grains plus the padding a fresh slab needs for its alignment
-    /// (a fresh slab's first address is one grain past a page boundary, see
-    /// `SlabChain`) stays below the threshold. A zero-size request goes to
+    /// (a fresh slab's first address is a cache line past a page boundary,
+    /// see `SLAB_HEADER_BYTES`) stays below the threshold. A zero-size request goes to
     /// the cold path, which hands out a dangling pointer ([`zero_sized`]):
     /// the bump pointer would be an address that a live block of the same
     /// scope may start at. Everything else goes to
@@ -374,13 +374,13 @@ impl Arena {
         // a page: `is_small`.)
         let taken = round_to_grain(layout.size()) + fresh_slab_padding(layout);
         self.admit_taking(taken).map_err(|_| AllocError)?;
-        // A fresh slab starts page-aligned and the bump one grain past its
-        // start, so the block fits in a slab of that grain, the block's
-        // padding and grains, and one byte more (the pointer stays below a
+        // A fresh slab starts page-aligned and the bump past its header, so
+        // the block fits in a slab of the header, the block's padding and
+        // grains, and one byte more (the pointer stays below a
         // slab's end: its last byte is never handed out). The tail left in
         // the current slab is not counted as in use (the count goes on from
         // where the pointer left the slab).
-        let room = GRAIN + taken + 1;
+        let room = SLAB_HEADER_BYTES + taken + 1;
         if !self.slabs.advance_to_retained(room) {
             let slab = self.new_slab(room)?;
             self.slabs.advance_to_new(slab, self.config.max_slab_bytes);
@@ -594,11 +594,12 @@ impl Arena {
 }
 
 /// The padding in front of a block of `layout` at a fresh slab's first
-/// address, one grain past a page boundary (see `SlabChain`): none for an
-/// alignment of at most a grain, the alignment less a grain above it.
+/// address, a cache line past a page boundary (`SLAB_HEADER_BYTES`): none
+/// for an alignment of at most a cache line, the alignment less a cache
+/// line above it.
 #[inline(always)]
 fn fresh_slab_padding(layout: Layout) -> usize {
-    layout.align().max(GRAIN) - GRAIN
+    layout.align().max(SLAB_HEADER_BYTES) - SLAB_HEADER_BYTES
 }
 
 /// What a zero-size request gets on every path: a dangling pointer aligned to

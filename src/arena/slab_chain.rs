@@ -16,21 +16,27 @@ const EMPTY_PTR: *mut u8 = std::ptr::without_provenance_mut(EMPTY_ADDR);
 const EMPTY_ADDR: usize = bump::GRAIN;
 const EMPTY_END: usize = EMPTY_ADDR;
 
-/// The first address the bump hands out in `slab`: its first grain is never
-/// handed out. A block that ends at the pointer then lies in the pointer's
-/// slab, because the grain below the pointer's lowest address belongs to the
+/// The bytes at the start of every slab that the bump never hands out: one
+/// cache line. A block that ends at the pointer then lies in the pointer's
+/// slab, because the bytes below the pointer's lowest address belong to the
 /// slab too: no block of another mapping can end where the bump starts, and
-/// the top-block test needs no compare with the slab's start.
+/// the top-block test needs no compare with the slab's start. A whole cache
+/// line, not one grain: the first block of a fresh slab then starts on a
+/// cache line, as it would at the slab's start (a grain past it, every
+/// 64-byte array of a run would straddle two lines).
+pub(super) const SLAB_HEADER_BYTES: usize = 64;
+
+/// The first address the bump hands out in `slab`, past its header.
 #[inline(always)]
 fn first_addr(slab: &Slab) -> usize {
-    slab.start_addr() + bump::GRAIN
+    slab.start_addr() + SLAB_HEADER_BYTES
 }
 
 /// [`first_addr`] as a pointer with the provenance of the whole slab.
 #[inline(always)]
 fn first_ptr(slab: &Slab) -> *mut u8 {
-    // A slab is at least a page long, so its first grain stays inside it.
-    slab.start().as_ptr().wrapping_byte_add(bump::GRAIN)
+    // A slab is at least a page long, so its header stays inside it.
+    slab.start().as_ptr().wrapping_byte_add(SLAB_HEADER_BYTES)
 }
 
 /// A position in the chain, to move back to later.
@@ -483,8 +489,8 @@ impl SlabChain {
     pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
         let (block, top) = (ptr.as_ptr().addr(), self.ptr.addr());
         // Ending at the pointer, the block is the current slab's top one:
-        // the grain below the slab's first address is the slab's too (see
-        // `first_addr`), so no block of another mapping ends at the pointer.
+        // the header below the slab's first address is the slab's too (see
+        // `SLAB_HEADER_BYTES`), so no block of another mapping ends there.
         top.wrapping_sub(round_to_grain(size)) == block
             // `floor` is in the current slab exactly when it lies between the
             // slab's start and the pointer; otherwise it is in an earlier
@@ -499,7 +505,8 @@ impl SlabChain {
     /// a grain, so its grains then end at the pointer; the scope bumped it
     /// after it opened, so it lies at or above the scope's floor. A block of
     /// another mapping cannot end there: its last byte would be at or above
-    /// the current slab's start (see `first_addr`) and below the pointer.
+    /// the current slab's start (see `SLAB_HEADER_BYTES`) and below the
+    /// pointer.
     #[inline(always)]
     pub(super) fn is_own_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
         self.ptr.addr().wrapping_sub(ptr.as_ptr().addr()).wrapping_sub(size) < bump::GRAIN

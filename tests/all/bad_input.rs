@@ -118,21 +118,21 @@ fn the_limit_counts_the_padding_of_side_blocks() {
 }
 
 /// A small request that fits the limit, but not with the padding its
-/// alignment needs after a fresh slab's first grain, is refused before it
+/// alignment needs after a fresh slab's header (64 bytes), is refused before it
 /// takes a slab: refusals in a loop reserve nothing, the panic names the
 /// limit, and a request whose padding fits is served.
 #[test]
 fn a_request_over_the_limit_with_its_padding_takes_no_slab() {
     #[derive(Clone, Copy)]
-    #[repr(C, align(64))]
-    struct Line([u8; 64]);
+    #[repr(C, align(128))]
+    struct Line([u8; 128]);
     if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
         return eprintln!("skipped under ARENA_DEBUG=bypass: no slab padding");
     }
     let line = Layout::new::<Line>();
-    // A fresh slab's block of 64 bytes aligned to 64 takes 56 bytes of
-    // padding first: 120 bytes in use.
-    let config = arena::Config { limit_bytes: 119, use_pool: false, ..arena::Config::DEFAULT };
+    // A fresh slab's block of 128 bytes aligned to 128 takes 64 bytes of
+    // padding first: 192 bytes in use.
+    let config = arena::Config { limit_bytes: 191, use_pool: false, ..arena::Config::DEFAULT };
     let mut arena = arena::Arena::with_config(config);
     for _ in 0..10 {
         assert!(arena.alloc(line).is_err());
@@ -141,13 +141,13 @@ fn a_request_over_the_limit_with_its_padding_takes_no_slab() {
     assert!(stats.slab_count <= 1, "{} slabs taken by refused requests", stats.slab_count);
     assert_eq!(stats.bytes_in_use, 0);
     arena.scope(|s| {
-        let msg = panic_message(|| drop(s.filled(1, Line([1; 64]))));
-        assert!(msg.contains("would exceed the configured limit of 119 bytes"), "{msg}");
+        let msg = panic_message(|| drop(s.filled(1, Line([1; 128]))));
+        assert!(msg.contains("would exceed the configured limit of 191 bytes"), "{msg}");
     });
-    arena.configure(arena::Config { limit_bytes: 120, ..config });
+    arena.configure(arena::Config { limit_bytes: 192, ..config });
     let ptr = arena.alloc(line).expect("the block and its padding fit the limit");
-    assert!(ptr.as_ptr().addr().is_multiple_of(64));
-    assert_eq!(arena.stats().bytes_in_use, 120);
+    assert!(ptr.as_ptr().addr().is_multiple_of(128));
+    assert_eq!(arena.stats().bytes_in_use, 192);
 }
 
 /// A limit lowered below the bytes in use holds once blocks are released

@@ -33,23 +33,24 @@ fn requests_above_the_threshold_get_their_own_mapping() {
 }
 
 /// An aligned request counts the padding its alignment needs at a slab's
-/// first address: one that fits below the threshold with it is served from
-/// a fresh slab, one grain more is a large block (never refused for want of
-/// a slab that could hold it).
+/// first address (past the slab's 64-byte header): one that fits below the
+/// threshold with it is served from a fresh slab, one grain more is a large
+/// block (never refused for want of a slab that could hold it).
 #[test]
 fn aligned_requests_count_their_padding_against_the_threshold() {
     if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
         return eprintln!("skipped under ARENA_DEBUG=bypass: no slabs");
     }
     let threshold = 64 << 10;
-    for align in [16, 64, 4096] {
+    for align in [16, 64, 128, 4096] {
+        let padding = align.max(64) - 64;
         let config = arena::Config { large_threshold_bytes: threshold, use_pool: false, ..arena::Config::DEFAULT };
         let mut arena = arena::Arena::with_config(config);
-        let in_slab = Layout::from_size_align(threshold - align, align).unwrap();
+        let in_slab = Layout::from_size_align(threshold - padding - 8, align).unwrap();
         let ptr = arena.alloc(in_slab).expect("fits a fresh slab");
         assert!(ptr.as_ptr().addr().is_multiple_of(align));
         assert_eq!(arena.stats().large_live_bytes, 0, "align {align}: a slab block became large");
-        let large = Layout::from_size_align(threshold - align + 8, align).unwrap();
+        let large = Layout::from_size_align(threshold - padding, align).unwrap();
         let ptr = arena.alloc(large).expect("a large block");
         assert!(ptr.as_ptr().addr().is_multiple_of(align));
         assert!(arena.stats().large_live_bytes >= large.size(), "align {align}: not a large block");

@@ -22,6 +22,8 @@ const LIVE_BUDGET_BYTES: usize = 16 << 20;
 /// ([`Config::large_threshold_bytes`](arena::Config::large_threshold_bytes)
 /// counts it).
 const GRAIN_BYTES: usize = 8;
+/// The bytes at the start of every slab that are never handed out.
+const SLAB_HEADER_BYTES: usize = 64;
 
 /// Allocations at or above the threshold are skipped while this many are live.
 const MAX_LIVE_LARGE: usize = 3;
@@ -126,10 +128,10 @@ impl Ctx<'_> {
 
     /// Whether a request of `size` bytes aligned to `align` gets a large
     /// block: its size in the slabs' 8-byte grains, plus the padding an
-    /// alignment above a grain needs at a slab's first address (one grain
-    /// past a page boundary), reaches the threshold.
+    /// alignment above a cache line needs at a slab's first address (a
+    /// cache line past a page boundary), reaches the threshold.
     fn is_large(&self, size: usize, align: usize) -> bool {
-        let padding = align.max(GRAIN_BYTES) - GRAIN_BYTES;
+        let padding = align.max(SLAB_HEADER_BYTES) - SLAB_HEADER_BYTES;
         size != 0 && size.next_multiple_of(GRAIN_BYTES) + padding >= self.threshold
     }
 
