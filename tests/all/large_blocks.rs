@@ -380,3 +380,36 @@ fn an_outer_vector_growing_large_inside_a_child_scope_survives_its_exit() {
         assert_eq!(arena::stats().large_live_bytes, 0);
     });
 }
+
+/// The threshold rule at thresholds off the grain and the page, and for
+/// alignments below, at and above a slab's 64-byte header: the largest
+/// request whose grains and fresh-slab padding stay below the threshold is
+/// served from a slab (aligned, within a limit of exactly its grains and
+/// padding), one byte more is a large block.
+#[test]
+fn the_threshold_rule_holds_off_the_grain_and_the_page() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        return eprintln!("skipped under ARENA_DEBUG=bypass: no slabs");
+    }
+    for threshold in [4096, 4100, 5000, 8200, 12291] {
+        for align in [8, 64, 128, 4096] {
+            let padding = align.max(64) - 64;
+            // The largest size whose grains and padding stay below the threshold.
+            let size = ((threshold - 1) & !7) - padding;
+            let config = arena::Config { large_threshold_bytes: threshold, use_pool: false, ..arena::Config::DEFAULT };
+            let mut arena = arena::Arena::with_config(arena::Config { limit_bytes: size + padding, ..config });
+            let ptr =
+                arena.alloc(Layout::from_size_align(size, align).unwrap()).expect("fits a fresh slab and the limit");
+            assert!(ptr.as_ptr().addr().is_multiple_of(align));
+            let stats = arena.stats();
+            assert_eq!(stats.large_live_bytes, 0, "threshold {threshold}, align {align}: a slab block became large");
+            assert_eq!(stats.bytes_in_use, size + padding, "threshold {threshold}, align {align}");
+            assert_eq!(arena.check_invariants(), Ok(()));
+            let mut arena = arena::Arena::with_config(config);
+            let large = Layout::from_size_align(size + 1, align).unwrap();
+            let ptr = arena.alloc(large).expect("a large block");
+            assert!(ptr.as_ptr().addr().is_multiple_of(align));
+            assert!(arena.stats().large_live_bytes >= large.size(), "threshold {threshold}, align {align}: not large");
+        }
+    }
+}

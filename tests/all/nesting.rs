@@ -337,3 +337,31 @@ fn a_top_block_grown_to_a_stricter_alignment_moves_when_misaligned() {
         assert_eq!(again, grown, "the aligned top block should grow in place");
     });
 }
+
+/// A top block grown to a weaker alignment grows where it is, keeps its
+/// contents, and the next block starts past its new end.
+#[test]
+fn a_top_block_grown_to_a_weaker_alignment_grows_in_place() {
+    if arena::DebugMode::from_env() == arena::DebugMode::Bypass {
+        return eprintln!("skipped under ARENA_DEBUG=bypass: no slabs");
+    }
+    arena::scope(|s| {
+        for align in [16, 64, 128, 4096] {
+            let old = Layout::from_size_align(24, align).unwrap();
+            let new = Layout::from_size_align(200, 8).unwrap();
+            let block = s.allocate(old).unwrap().cast::<u8>();
+            // SAFETY: `block` is valid for the 24 bytes of `old`.
+            unsafe { block.as_ptr().write_bytes(7, 24) };
+            // SAFETY: `block` came from `s` with `old`; `new` is larger.
+            let grown = unsafe { s.grow(block, old, new) }.unwrap().cast::<u8>();
+            assert_eq!(grown, block, "align {align}: the top block should grow in place");
+            // SAFETY: `grown` is valid for the 200 bytes of `new`.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(grown.as_ptr(), 200) };
+            assert!(bytes[..24].iter().all(|&b| b == 7), "align {align}: contents lost");
+            bytes.fill(9);
+            let next = s.filled(8, 1_u8);
+            assert!(next.as_ptr().addr() >= grown.as_ptr().addr() + 200, "align {align}: overlap");
+            assert!(bytes.iter().all(|&b| b == 9), "align {align}: overwritten");
+        }
+    });
+}
