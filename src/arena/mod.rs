@@ -24,6 +24,7 @@ mod slab_chain;
 mod tests;
 
 pub(crate) use large_blocks::{LargeHandle, LargeOwner};
+pub(crate) use slab_chain::BlockFrom;
 
 use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
+use super::{Arena, BlockFrom, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
 use crate::bump::round_to_grain;
 
 impl Arena {
@@ -88,33 +88,14 @@ impl Arena {
         self.publish_traffic();
     }
 
-    /// Releases the `size` bytes at `ptr` if they are the most recent
-    /// allocation at or above `floor` (the bump pointer's address when the scope
-    /// asking opened), and returns whether it did; otherwise the bytes are
-    /// left to the scope's exit.
+    /// Releases the `size` bytes at `ptr`, a block from `from`, if they are
+    /// the most recent allocation (see [`BlockFrom`]), and returns whether it
+    /// did; otherwise the bytes are left to the scope's exit.
     #[inline]
-    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
-        if size == 0 || !self.slabs.is_top_above(ptr, size, floor) {
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, from: BlockFrom) -> bool {
+        if size == 0 || !self.slabs.is_top(ptr, size, from) {
             return false;
         }
-        self.release_top_block(ptr, size);
-        true
-    }
-
-    /// [`release_top`](Arena::release_top) of a block the caller's scope
-    /// handed out itself (see `SlabChain::is_own_top`).
-    #[inline]
-    pub(crate) fn release_own_top(&mut self, ptr: NonNull<u8>, size: usize) -> bool {
-        if size == 0 || !self.slabs.is_own_top(ptr, size) {
-            return false;
-        }
-        self.release_top_block(ptr, size);
-        true
-    }
-
-    /// Releases the top block, `size` bytes at `ptr`.
-    #[inline(always)]
-    fn release_top_block(&mut self, ptr: NonNull<u8>, size: usize) {
         let lowered = self.slabs.pointer_without_top_block(ptr);
         if self.note_high_water_or_poison() {
             // SAFETY: the caller releases the top block at `ptr`, which takes
@@ -123,13 +104,15 @@ impl Arena {
             unsafe { self.release_watched(ptr, round_to_grain(size)) };
         }
         self.slabs.release_top_block(lowered);
+        true
     }
 
     /// The part of an in-place release that poison mode, or a limit below the
     /// bytes in use, asks for (see `slab_peak`): poisons the `size` bytes at
     /// `start`, and keeps the bump's end within the limit as the pointer comes
-    /// down to `start` rounded up to a grain (the block's kept grains end there). Both states take this one branch and both steps run
-    /// in either: poisoning memory already free is harmless under a limit,
+    /// down to `start` rounded up to a grain (the block's kept grains end
+    /// there). Both states take this one branch and both steps run in
+    /// either: poisoning memory already free is harmless under a limit,
     /// and a test of the mode here stops the compiler inlining a vector's
     /// drop into its callers.
     ///
@@ -158,7 +141,7 @@ impl Arena {
         new_size: usize,
         floor: usize,
     ) -> bool {
-        if !self.is_resizable_top(ptr, old_size, floor) {
+        if !self.is_resizable_top(ptr, old_size, BlockFrom::AnyHandle { floor }) {
             return false;
         }
         if new_size < old_size && self.note_high_water_or_poison() {
@@ -171,35 +154,28 @@ impl Arena {
     }
 
     /// [`resize_top_in_place`](Arena::resize_top_in_place) for `new_size` at
-    /// least `old_size`, which then neither records a peak nor poisons.
+    /// least `old_size` of a block from `from`, which then neither records a
+    /// peak nor poisons.
     #[inline(always)]
     pub(crate) fn grow_top_in_place(
         &mut self,
         ptr: NonNull<u8>,
         old_size: usize,
         new_size: usize,
-        floor: usize,
+        from: BlockFrom,
     ) -> bool {
         debug_assert!(new_size >= old_size, "not a growth");
-        self.is_resizable_top(ptr, old_size, floor) && self.slabs.set_top_end(ptr, new_size)
+        self.is_resizable_top(ptr, old_size, from) && self.slabs.set_top_end(ptr, new_size)
     }
 
-    /// [`grow_top_in_place`](Arena::grow_top_in_place) of a block the
-    /// caller's scope handed out itself (see `SlabChain::is_own_top`).
-    #[inline(always)]
-    pub(crate) fn grow_own_top_in_place(&mut self, ptr: NonNull<u8>, old_size: usize, new_size: usize) -> bool {
-        debug_assert!(new_size >= old_size, "not a growth");
-        old_size != 0 && self.slabs.is_own_top(ptr, old_size) && self.slabs.set_top_end(ptr, new_size)
-    }
-
-    /// Whether the `old_size` bytes at `ptr` are the most recent allocation
-    /// at or above `floor` and may become `new_size` bytes where they are:
+    /// Whether the `old_size` bytes at `ptr`, a block from `from`, are the
+    /// most recent allocation and may become `new_size` bytes where they are:
     /// not a zero-size block (a dangling pointer, never a block). Growth to
     /// the large threshold or beyond needs no test: the bump's end stays
     /// below it (`SlabChain::set_budget`), so `set_top_end` refuses it.
     #[inline(always)]
-    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, floor: usize) -> bool {
-        old_size != 0 && self.slabs.is_top_above(ptr, old_size, floor)
+    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, from: BlockFrom) -> bool {
+        old_size != 0 && self.slabs.is_top(ptr, old_size, from)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the

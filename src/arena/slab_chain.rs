@@ -39,6 +39,19 @@ fn first_ptr(slab: &Slab) -> *mut u8 {
     slab.start().as_ptr().wrapping_byte_add(SLAB_HEADER_BYTES)
 }
 
+/// Where a block that a scope releases or resizes in place came from, as
+/// far as the top-block test needs to know.
+#[derive(Clone, Copy)]
+pub(crate) enum BlockFrom {
+    /// Any handle (the `Allocator` methods of `&Scope`): the block counts
+    /// as the top one only at or above `floor`, the pointer's address when
+    /// the asking scope opened ([`is_top_above`](SlabChain::is_top_above)).
+    AnyHandle { floor: usize },
+    /// The asking handle itself, such as a vector's buffer: no floor test
+    /// ([`is_own_top`](SlabChain::is_own_top)).
+    ThisHandle,
+}
+
 /// A position in the chain, to move back to later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
@@ -486,7 +499,7 @@ impl SlabChain {
     /// the pointer that it has not moved below since: then the pointer may
     /// move over them without touching older memory.
     #[inline(always)]
-    pub(super) fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
+    fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
         let (block, top) = (ptr.as_ptr().addr(), self.ptr.addr());
         // Ending at the pointer, the block is the current slab's top one:
         // the header below the slab's first address is the slab's too (see
@@ -499,6 +512,17 @@ impl SlabChain {
             && (block >= floor || floor.wrapping_sub(self.start) > top - self.start)
     }
 
+    /// Whether the `size` bytes at `ptr`, a block from `from`, are the top
+    /// block: [`is_top_above`](SlabChain::is_top_above) or
+    /// [`is_own_top`](SlabChain::is_own_top).
+    #[inline(always)]
+    pub(super) fn is_top(&self, ptr: NonNull<u8>, size: usize, from: BlockFrom) -> bool {
+        match from {
+            BlockFrom::AnyHandle { floor } => self.is_top_above(ptr, size, floor),
+            BlockFrom::ThisHandle => self.is_own_top(ptr, size),
+        }
+    }
+
     /// [`is_top_above`](SlabChain::is_top_above) for a block the caller's
     /// scope handed out itself: then it is the top block exactly when it
     /// ends within the pointer's last grain. A block of the slabs starts on
@@ -508,7 +532,7 @@ impl SlabChain {
     /// the current slab's start (see `SLAB_HEADER_BYTES`) and below the
     /// pointer.
     #[inline(always)]
-    pub(super) fn is_own_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
+    fn is_own_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
         self.ptr.addr().wrapping_sub(ptr.as_ptr().addr()).wrapping_sub(size) < bump::GRAIN
     }
 

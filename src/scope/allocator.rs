@@ -7,6 +7,7 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use super::Scope;
+use crate::arena::BlockFrom;
 
 // SAFETY: (the impl as a whole) blocks are carved from slabs or side
 // chunks that stay allocated until the scope that handed them out exits, so
@@ -38,12 +39,8 @@ unsafe impl Allocator for Scope<'_> {
 
     #[inline(always)]
     unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if self.grow_in_place(ptr, old, new) {
-            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
-        }
-        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
-        // scope with `old` (the caller's contract).
-        unsafe { grow_by_moving(self, ptr, old, new) }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.grow_from(ptr, old, new, BlockFrom::AnyHandle { floor: self.floor() }) }
     }
 
     unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -95,7 +92,24 @@ impl Scope<'_> {
         old: Layout,
         new: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        if self.grow_own_in_place(ptr, old, new) {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.grow_from(ptr, old, new, BlockFrom::ThisHandle) }
+    }
+
+    /// `Allocator::grow` of a block from `from`: in place where it can be,
+    /// else moved.
+    ///
+    /// # Safety
+    /// As for `Allocator::grow`, and the block comes from `from`.
+    #[inline(always)]
+    unsafe fn grow_from(
+        &self,
+        ptr: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+        from: BlockFrom,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        if self.grow_in_place(ptr, old, new, from) {
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
         // SAFETY: `ptr` is valid for `old.size()` bytes and came from this

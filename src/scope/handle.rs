@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
+use crate::arena::{Arena, BlockFrom, LargeHandle, LargeOwner, ScopeFloor};
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
 use crate::thread_state::BusyGuard;
@@ -300,14 +300,7 @@ impl<'s> Scope<'s> {
     /// looked up.
     #[inline(always)]
     pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
-        if layout.size() == 0 {
-            return;
-        }
-        let arena = self.arena_mut();
-        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), self.floor());
-        if !released {
-            self.by_value().release_own_block_at(ptr);
-        }
+        self.release_block_from(ptr, layout, BlockFrom::AnyHandle { floor: self.floor() });
     }
 
     /// [`release_block`](Scope::release_block) of a block this handle handed
@@ -315,16 +308,21 @@ impl<'s> Scope<'s> {
     /// one it lies at or above this scope's floor (the handle bumped it while
     /// innermost, after its scope opened, and the pointer has not gone below
     /// the floor since) and on a grain, so the top-block test is one compare
-    /// (`Arena::release_own_top`). A block that may have come from another
+    /// (`BlockFrom::ThisHandle`). A block that may have come from another
     /// handle (through the covariance of an array's lifetime, or a caller
     /// of the `Allocator` methods) takes `release_block`.
     #[inline(always)]
     pub(crate) fn release_own_block(&self, ptr: NonNull<u8>, layout: Layout) {
+        self.release_block_from(ptr, layout, BlockFrom::ThisHandle);
+    }
+
+    #[inline(always)]
+    fn release_block_from(&self, ptr: NonNull<u8>, layout: Layout, from: BlockFrom) {
         if layout.size() == 0 {
             return;
         }
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth() && arena.release_own_top(ptr, layout.size());
+        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), from);
         if !released {
             self.by_value().release_own_block_at(ptr);
         }
@@ -345,22 +343,13 @@ impl<'s> Scope<'s> {
 
     /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
     /// large as `old`: the fast path of `grow`.
+    /// The block comes from `from` (see [`release_own_block`](Scope::release_own_block)).
     #[inline(always)]
-    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout, from: BlockFrom) -> bool {
         let arena = self.arena_mut();
         keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth()
-            && arena.grow_top_in_place(ptr, old.size(), new.size(), self.floor())
-    }
-
-    /// [`grow_in_place`](Scope::grow_in_place) of a block this handle handed
-    /// out itself, as in [`release_own_block`](Scope::release_own_block).
-    #[inline(always)]
-    pub(crate) fn grow_own_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        let arena = self.arena_mut();
-        keeps_alignment(ptr, old, new)
-            && arena.depth() == self.depth()
-            && arena.grow_own_top_in_place(ptr, old.size(), new.size())
+            && arena.grow_top_in_place(ptr, old.size(), new.size(), from)
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
