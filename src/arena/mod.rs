@@ -290,9 +290,8 @@ impl Arena {
         // first address, on a grain (`SlabChain::set_budget`). The threshold
         // is at least a page (`Config::normalized`), so a request known at
         // compile time to need less than a page decides without a load.
-        let grains = round_to_grain(layout.size());
-        let Some(reach) = grains.checked_add(fresh_slab_padding(layout)) else { return false };
-        grains != 0
+        let reach = fresh_slab_bytes(layout);
+        layout.size() != 0
             && (reach <= PAGE_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
             && layout.align() <= PAGE_BYTES
     }
@@ -373,7 +372,7 @@ impl Arena {
         // without it, the request would take a slab and still not fit.
         // (What `admit_padded` takes of a small request, aligned to at most
         // a page: `is_small`.)
-        let taken = round_to_grain(layout.size()) + fresh_slab_padding(layout);
+        let taken = fresh_slab_bytes(layout);
         self.admit_taking(taken).map_err(|_| AllocError)?;
         // A fresh slab starts page-aligned and the bump past its header, so
         // the block fits in a slab of the header, the block's padding and
@@ -601,6 +600,14 @@ impl Arena {
 #[inline(always)]
 fn fresh_slab_padding(layout: Layout) -> usize {
     layout.align().max(SLAB_HEADER_BYTES) - SLAB_HEADER_BYTES
+}
+
+/// The bytes `layout` takes at a fresh slab's first address: its size in
+/// grains and [`fresh_slab_padding`]. Cannot overflow: a `Layout`'s size
+/// rounded up to its alignment stays within `isize::MAX`.
+#[inline(always)]
+fn fresh_slab_bytes(layout: Layout) -> usize {
+    round_to_grain(layout.size()) + fresh_slab_padding(layout)
 }
 
 /// What a zero-size request gets on every path: a dangling pointer aligned to
