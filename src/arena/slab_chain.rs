@@ -537,7 +537,7 @@ impl SlabChain {
     }
 
     /// The pointer as it will be once the top block, which starts at `ptr`
-    /// (checked by [`is_top_above`](SlabChain::is_top_above)), is released:
+    /// (checked by [`is_top`](SlabChain::is_top)), is released:
     /// `ptr`'s address with the provenance of the slab the pointer stays in.
     /// Taken before the release's other work, so that the compiler need not
     /// load the pointer again to make it.
@@ -564,7 +564,7 @@ impl SlabChain {
     }
 
     /// Moves the end of the top block, which starts at `ptr` (checked by
-    /// [`is_top_above`](SlabChain::is_top_above)), to `ptr + new_size`
+    /// [`is_top`](SlabChain::is_top)), to `ptr + new_size`
     /// rounded up to grains if the slab has room; returns whether it did.
     pub(super) fn set_top_end(&mut self, ptr: NonNull<u8>, new_size: usize) -> bool {
         let block = ptr.as_ptr().addr();
