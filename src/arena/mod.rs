@@ -24,7 +24,6 @@ mod slab_chain;
 mod tests;
 
 pub(crate) use large_blocks::{LargeHandle, LargeOwner};
-pub(crate) use slab_chain::BlockFrom;
 
 use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
@@ -74,13 +73,6 @@ pub(crate) struct ScopeFloor {
 }
 
 impl ScopeFloor {
-    /// The bump pointer's address when the scope opened: the floor below
-    /// which the scope never moves the pointer.
-    #[inline(always)]
-    pub(crate) fn addr(&self) -> usize {
-        self.addr
-    }
-
     /// The scope's own depth (1 for an outermost scope).
     #[inline(always)]
     pub(crate) fn depth(&self) -> usize {

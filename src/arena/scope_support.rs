@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use super::{Arena, BlockFrom, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
+use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
 use crate::bump::round_to_grain;
 
 impl Arena {
@@ -88,12 +88,12 @@ impl Arena {
         self.publish_traffic();
     }
 
-    /// Releases the `size` bytes at `ptr`, a block from `from`, if they are
-    /// the most recent allocation (see [`BlockFrom`]), and returns whether it
-    /// did; otherwise the bytes are left to the scope's exit.
+    /// Releases the `size` bytes at `ptr`, a block the innermost scope
+    /// handed out, if they are the most recent allocation, and returns
+    /// whether it did; otherwise the bytes are left to the scope's exit.
     #[inline]
-    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize, from: BlockFrom) -> bool {
-        if size == 0 || !self.slabs.is_top(ptr, size, from) {
+    pub(crate) fn release_top(&mut self, ptr: NonNull<u8>, size: usize) -> bool {
+        if size == 0 || !self.slabs.is_top(ptr, size) {
             return false;
         }
         let lowered = self.slabs.pointer_without_top_block(ptr);
@@ -126,22 +126,16 @@ impl Arena {
         self.slabs.end_within_limit(round_to_grain(start.as_ptr().addr()));
     }
 
-    /// Resizes the allocation at `ptr` from `old_size` to `new_size` bytes where
-    /// it is, if it is the most recent allocation at or above `floor` and the
-    /// slab has room; returns whether it did.
+    /// Resizes the allocation at `ptr`, a block the innermost scope handed
+    /// out, from `old_size` to `new_size` bytes where it is, if it is the
+    /// most recent allocation and the slab has room; returns whether it did.
     ///
     /// Growth to the large threshold or beyond is refused: the block then
     /// moves to a large block of its own, which, unlike slab memory, goes back
     /// as soon as its owner is dropped (the promise [`ScopedArray`](crate::ScopedArray)
     /// makes for arrays of that size).
-    pub(crate) fn resize_top_in_place(
-        &mut self,
-        ptr: NonNull<u8>,
-        old_size: usize,
-        new_size: usize,
-        floor: usize,
-    ) -> bool {
-        if !self.is_resizable_top(ptr, old_size, BlockFrom::AnyHandle { floor }) {
+    pub(crate) fn resize_top_in_place(&mut self, ptr: NonNull<u8>, old_size: usize, new_size: usize) -> bool {
+        if !self.is_resizable_top(ptr, old_size) {
             return false;
         }
         if new_size < old_size && self.note_high_water_or_poison() {
@@ -154,28 +148,21 @@ impl Arena {
     }
 
     /// [`resize_top_in_place`](Arena::resize_top_in_place) for `new_size` at
-    /// least `old_size` of a block from `from`, which then neither records a
-    /// peak nor poisons.
+    /// least `old_size`, which then neither records a peak nor poisons.
     #[inline(always)]
-    pub(crate) fn grow_top_in_place(
-        &mut self,
-        ptr: NonNull<u8>,
-        old_size: usize,
-        new_size: usize,
-        from: BlockFrom,
-    ) -> bool {
+    pub(crate) fn grow_top_in_place(&mut self, ptr: NonNull<u8>, old_size: usize, new_size: usize) -> bool {
         debug_assert!(new_size >= old_size, "not a growth");
-        self.is_resizable_top(ptr, old_size, from) && self.slabs.set_top_end(ptr, new_size)
+        self.is_resizable_top(ptr, old_size) && self.slabs.set_top_end(ptr, new_size)
     }
 
-    /// Whether the `old_size` bytes at `ptr`, a block from `from`, are the
-    /// most recent allocation and may become `new_size` bytes where they are:
+    /// Whether the `old_size` bytes at `ptr`, a block the innermost scope
+    /// handed out, are the most recent allocation and may become `new_size` bytes where they are:
     /// not a zero-size block (a dangling pointer, never a block). Growth to
     /// the large threshold or beyond needs no test: the bump's end stays
     /// below it (`SlabChain::set_budget`), so `set_top_end` refuses it.
     #[inline(always)]
-    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize, from: BlockFrom) -> bool {
-        old_size != 0 && self.slabs.is_top(ptr, old_size, from)
+    fn is_resizable_top(&self, ptr: NonNull<u8>, old_size: usize) -> bool {
+        old_size != 0 && self.slabs.is_top(ptr, old_size)
     }
 
     /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the

@@ -39,19 +39,6 @@ fn first_ptr(slab: &Slab) -> *mut u8 {
     slab.start().as_ptr().wrapping_byte_add(SLAB_HEADER_BYTES)
 }
 
-/// Where a block that a scope releases or resizes in place came from, as
-/// far as the top-block test needs to know.
-#[derive(Clone, Copy)]
-pub(crate) enum BlockFrom {
-    /// Any handle (the `Allocator` methods of `&Scope`): the block counts
-    /// as the top one only at or above `floor`, the pointer's address when
-    /// the asking scope opened ([`is_top_above`](SlabChain::is_top_above)).
-    AnyHandle { floor: usize },
-    /// The asking handle itself, such as a vector's buffer: no floor test
-    /// ([`is_own_top`](SlabChain::is_own_top)).
-    ThisHandle,
-}
-
 /// A position in the chain, to move back to later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Position {
@@ -494,46 +481,21 @@ impl SlabChain {
         self.next_slab_bytes = self.next_slab_bytes.clamp(first, max);
     }
 
-    /// Whether the `size` bytes at `ptr` are the most recent allocation, lie
-    /// in the current slab, and are not below `floor`, an earlier address of
-    /// the pointer that it has not moved below since: then the pointer may
-    /// move over them without touching older memory.
+    /// Whether the `size` bytes at `ptr`, a block the asking scope handed
+    /// out itself, are the most recent allocation: then the pointer may move
+    /// over them without touching older memory. Such a block, if it lies in
+    /// the slabs, starts on a grain and takes `size` rounded up to grains,
+    /// so it is the top block exactly when those grains end at the pointer;
+    /// the scope bumped it after it opened, so it lies at or above the
+    /// scope's floor. A block of another mapping (a side chunk, a large or
+    /// bypass block) cannot end there: its last byte would be at or above the
+    /// current slab's start (see `SLAB_HEADER_BYTES`) and below the pointer.
+    ///
+    /// The pointer moves down to `ptr` only after this test, so it stays on
+    /// a grain.
     #[inline(always)]
-    fn is_top_above(&self, ptr: NonNull<u8>, size: usize, floor: usize) -> bool {
-        let (block, top) = (ptr.as_ptr().addr(), self.ptr.addr());
-        // Ending at the pointer, the block is the current slab's top one:
-        // the header below the slab's first address is the slab's too (see
-        // `SLAB_HEADER_BYTES`), so no block of another mapping ends there.
-        top.wrapping_sub(round_to_grain(size)) == block
-            // `floor` is in the current slab exactly when it lies between the
-            // slab's start and the pointer; otherwise it is in an earlier
-            // slab (or the empty position), and the whole current slab lies
-            // above it.
-            && (block >= floor || floor.wrapping_sub(self.start) > top - self.start)
-    }
-
-    /// Whether the `size` bytes at `ptr`, a block from `from`, are the top
-    /// block: [`is_top_above`](SlabChain::is_top_above) or
-    /// [`is_own_top`](SlabChain::is_own_top).
-    #[inline(always)]
-    pub(super) fn is_top(&self, ptr: NonNull<u8>, size: usize, from: BlockFrom) -> bool {
-        match from {
-            BlockFrom::AnyHandle { floor } => self.is_top_above(ptr, size, floor),
-            BlockFrom::ThisHandle => self.is_own_top(ptr, size),
-        }
-    }
-
-    /// [`is_top_above`](SlabChain::is_top_above) for a block the caller's
-    /// scope handed out itself: then it is the top block exactly when it
-    /// ends within the pointer's last grain. A block of the slabs starts on
-    /// a grain, so its grains then end at the pointer; the scope bumped it
-    /// after it opened, so it lies at or above the scope's floor. A block of
-    /// another mapping cannot end there: its last byte would be at or above
-    /// the current slab's start (see `SLAB_HEADER_BYTES`) and below the
-    /// pointer.
-    #[inline(always)]
-    fn is_own_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
-        self.ptr.addr().wrapping_sub(ptr.as_ptr().addr()).wrapping_sub(size) < bump::GRAIN
+    pub(super) fn is_top(&self, ptr: NonNull<u8>, size: usize) -> bool {
+        self.ptr.addr().wrapping_sub(round_to_grain(size)) == ptr.as_ptr().addr()
     }
 
     /// The pointer as it will be once the top block, which starts at `ptr`

@@ -133,7 +133,7 @@ impl<'s> Scope<'s> {
         let done = fill.done;
         std::mem::forget(fill);
         if done < len && memory.large.is_none() {
-            give_back_unfilled::<T>(self.by_value(), self.floor(), ptr, len, done);
+            give_back_unfilled::<T>(self.by_value(), ptr, len, done);
         }
         // SAFETY: the first `done` elements are initialized, the block is fresh
         // (contract) and stays allocated for `'s` or until the array releases
@@ -443,7 +443,7 @@ impl<'s> Scope<'s> {
     ) -> Result<ScopedArray<'s, T>, AllocError> {
         let (array, mut rest) = self.try_fill_from(len, iter)?;
         let Some(extra) = rest.next() else { return Ok(array) };
-        collect_longer_iter(self.by_value(), self.floor(), array, extra, rest).map_err(|_| AllocError)
+        collect_longer_iter(self.by_value(), array, extra, rest).map_err(|_| AllocError)
     }
 
     /// An array of the items of `iter`, however many it yields. An iterator
@@ -469,7 +469,7 @@ impl<'s> Scope<'s> {
                 let (array, mut rest) = self.fill_block(self.array_block::<T>(lower), lower, iter);
                 match rest.next() {
                     None => array,
-                    Some(extra) => match collect_longer_iter(self.by_value(), self.floor(), array, extra, rest) {
+                    Some(extra) => match collect_longer_iter(self.by_value(), array, extra, rest) {
                         Ok(array) => array,
                         Err(tried) => self.array_failed::<T>(tried),
                     },
@@ -622,19 +622,18 @@ fn array_failed<T>(scope: ScopeRef, len: usize) -> ! {
 /// the next, `rest` the others; the result holds them all. On a failed
 /// growth, the items are dropped and the error is the element count the
 /// buffer could not grow to. Out of line, and given the scope by value (its
-/// arena, depth and `floor`), so that the exact fill, the common case,
-/// keeps the scope in registers.
+/// arena and depth), so that the exact fill, the common case, keeps the
+/// scope in registers.
 #[cold]
 #[inline(never)]
 fn collect_longer_iter<'s, T>(
     scope: ScopeRef,
-    floor: usize,
     array: ScopedArray<'s, T>,
     extra: T,
     rest: impl Iterator<Item = T>,
 ) -> Result<ScopedArray<'s, T>, usize> {
     let (ptr, len, large) = array.into_raw_parts();
-    let mut items = Collected { scope, floor, ptr, len, cap: len, large };
+    let mut items = Collected { scope, ptr, len, cap: len, large };
     items.push(extra)?;
     for item in rest {
         items.push(item)?;
@@ -651,9 +650,8 @@ fn collect_longer_iter<'s, T>(
 /// its items and releases its large block if an item's iterator panics or
 /// growing fails.
 struct Collected<T> {
+    /// The scope that made the buffer, which grows it in place.
     scope: ScopeRef,
-    /// The scope's floor (see `Scope::floor`), for growth in place.
-    floor: usize,
     ptr: NonNull<T>,
     len: usize,
     /// Slots in the buffer (`usize::MAX` for zero-sized items, which need none).
@@ -687,7 +685,7 @@ impl<T> Collected<T> {
         let Ok(new) = Layout::array::<T>(cap) else { return Err(cap) };
         if self.large.is_none()
             && let Ok(old) = Layout::array::<T>(self.cap)
-            && self.scope.resize_in_place(self.floor, self.ptr.cast(), old, new)
+            && self.scope.resize_in_place(self.ptr.cast(), old, new)
         {
             self.cap = cap;
             return Ok(());
@@ -725,13 +723,12 @@ impl<T> Drop for Collected<T> {
 /// Gives `scope` back the unused tail of a block made for `len` elements
 /// that holds only `done`, when the block is the scope's top one (an
 /// iterator yielded fewer items than it announced). Given the scope by
-/// value and its floor, so that the fill it follows keeps the scope in
-/// registers.
+/// value, so that the fill it follows keeps the scope in registers.
 #[cold]
 #[inline(never)]
-fn give_back_unfilled<T>(scope: ScopeRef, floor: usize, ptr: NonNull<T>, len: usize, done: usize) {
+fn give_back_unfilled<T>(scope: ScopeRef, ptr: NonNull<T>, len: usize, done: usize) {
     if let (Ok(made), Ok(kept)) = (Layout::array::<T>(len), Layout::array::<T>(done)) {
-        scope.resize_in_place(floor, ptr.cast(), made, kept);
+        scope.resize_in_place(ptr.cast(), made, kept);
     }
 }
 

@@ -47,8 +47,8 @@ pub struct ScopedVec<'s, T> {
     /// The buffer: `cap` slots, of which the first `len` hold initialized
     /// elements. For a sized `T` with `cap > 0`, a block the handle `scope`
     /// itself handed out for at least `Layout::array::<T>(cap)`, with that
-    /// block's provenance (so that its growth and release in place need no
-    /// floor test: `Scope::release_own_block`); otherwise dangling and aligned.
+    /// block's provenance (what `Scope::release_block` and the in-place
+    /// growth require); otherwise dangling and aligned.
     ptr: ElementPtr<T>,
     /// Initialized elements, `len <= cap`.
     len: usize,
@@ -543,7 +543,7 @@ fn grown<T>(
         let old = Layout::array::<T>(cap).expect("a buffer's layout fits");
         // SAFETY: the block came from this very handle for `old` (the
         // vector's field invariant), and `new` is larger at the same alignment.
-        unsafe { scope.grow_own(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
+        unsafe { scope.grow(ptr.cast(), old, new) }.map_err(|_| Some(new_cap))?.cast()
     };
     Ok((block.cast(), new_cap))
 }
@@ -562,7 +562,7 @@ pub(super) unsafe fn release_buffer<T>(scope: &Scope<'_>, ptr: NonNull<T>, cap: 
         let layout = unsafe { Layout::from_size_align_unchecked(cap * size_of::<T>(), align_of::<T>()) };
         // The block came from this very handle for `layout` and is not used
         // again (contract).
-        scope.release_own_block(ptr.cast(), layout);
+        scope.release_block(ptr.cast(), layout);
     }
 }
 

@@ -7,13 +7,14 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use super::Scope;
-use crate::arena::BlockFrom;
 
 // SAFETY: (the impl as a whole) blocks are carved from slabs or side
 // chunks that stay allocated until the scope that handed them out exits, so
 // they stay valid while the allocator (`&Scope`, bound by `'s`) is usable;
 // blocks never overlap because the bump pointer only moves past handed-out
-// memory, and moves back only over the top block of the innermost scope.
+// memory, and moves back only over the top block of the innermost scope,
+// a block of this very handle (the contract of `deallocate`, `grow` and
+// `shrink`: "currently allocated via this allocator").
 unsafe impl Allocator for Scope<'_> {
     #[inline(always)]
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -39,8 +40,12 @@ unsafe impl Allocator for Scope<'_> {
 
     #[inline(always)]
     unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { self.grow_from(ptr, old, new, BlockFrom::AnyHandle { floor: self.floor() }) }
+        if self.grow_in_place(ptr, old, new) {
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+        // scope with `old` (the caller's contract).
+        unsafe { grow_by_moving(self, ptr, old, new) }
     }
 
     unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -76,45 +81,6 @@ unsafe impl Allocator for Scope<'_> {
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
         moved
-    }
-}
-
-impl Scope<'_> {
-    /// `Allocator::grow` of a block this handle handed out itself (see
-    /// [`release_own_block`](Scope::release_own_block)).
-    ///
-    /// # Safety
-    /// As for `Allocator::grow`, and the block came from this very handle.
-    #[inline(always)]
-    pub(crate) unsafe fn grow_own(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { self.grow_from(ptr, old, new, BlockFrom::ThisHandle) }
-    }
-
-    /// `Allocator::grow` of a block from `from`: in place where it can be,
-    /// else moved.
-    ///
-    /// # Safety
-    /// As for `Allocator::grow`, and the block comes from `from`.
-    #[inline(always)]
-    unsafe fn grow_from(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-        from: BlockFrom,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        if self.grow_in_place(ptr, old, new, from) {
-            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
-        }
-        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
-        // scope with `old` (the caller's contract).
-        unsafe { grow_by_moving(self, ptr, old, new) }
     }
 }
 

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::arena::{Arena, BlockFrom, LargeHandle, LargeOwner, ScopeFloor};
+use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
 use crate::thread_state::BusyGuard;
@@ -114,6 +114,11 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
 /// such as `allocator_api2::vec::Vec` and `hashbrown::HashMap` can live in a
 /// scope. `deallocate`, `grow` and `shrink` work in place on the most recent
 /// allocation of the innermost scope; everything else is released at scope exit.
+/// As the trait's contract says, they take only blocks this very handle
+/// handed out: a block of an enclosing scope passed to an inner scope's
+/// handle is undefined behavior (the inner handle may move the pointer back
+/// over memory its parent still uses).
+/// Every safe container of this crate keeps the handle its memory came from.
 pub struct Scope<'s> {
     /// The arena, where the scope started (the scope never moves the bump
     /// pointer below that point) and its depth: the arena's depth while this
@@ -219,13 +224,6 @@ impl<'s> Scope<'s> {
         self.open.floor.depth()
     }
 
-    /// The bump pointer's address when this scope opened: the scope never
-    /// moves the pointer below that point.
-    #[inline(always)]
-    pub(crate) fn floor(&self) -> usize {
-        self.open.floor.addr()
-    }
-
     /// Allocates memory for `layout`; valid until this scope exits (or, for a
     /// large block, until it is released).
     ///
@@ -293,36 +291,26 @@ impl<'s> Scope<'s> {
         unsafe { &mut *self.open.arena.0.as_ptr() }
     }
 
-    /// Releases the block at `ptr` if this scope can: the top of the bump
-    /// region when this scope is the innermost one, or a large (or bypass
-    /// mode) block of its own. A zero-size block is a dangling pointer, not
-    /// a block: its address may be a live block's start, so it is never
-    /// looked up.
+    /// Releases the block at `ptr`, which this handle handed out, if this
+    /// scope can: the top of the bump region when this scope is the innermost
+    /// one, or a large (or bypass mode) block of its own. A zero-size block
+    /// is a dangling pointer, not a block: its address may be a live block's
+    /// start, so it is never looked up.
+    ///
+    /// Every caller passes a block of this very handle: a vector its buffer,
+    /// a constructor the block it just made, and the `Allocator` methods what
+    /// their contract names ("currently allocated via this allocator").
+    /// Where such a block is the top one it lies at or above this scope's
+    /// floor (the handle bumped it while innermost, after its scope opened,
+    /// and the pointer has not gone below the floor since) and on a grain,
+    /// so the top-block test is one compare (`SlabChain::is_top`).
     #[inline(always)]
-    pub(super) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.release_block_from(ptr, layout, BlockFrom::AnyHandle { floor: self.floor() });
-    }
-
-    /// [`release_block`](Scope::release_block) of a block this handle handed
-    /// out itself, such as a vector's buffer: where such a block is the top
-    /// one it lies at or above this scope's floor (the handle bumped it while
-    /// innermost, after its scope opened, and the pointer has not gone below
-    /// the floor since) and on a grain, so the top-block test is one compare
-    /// (`BlockFrom::ThisHandle`). A block that may have come from another
-    /// handle (through the covariance of an array's lifetime, or a caller
-    /// of the `Allocator` methods) takes `release_block`.
-    #[inline(always)]
-    pub(crate) fn release_own_block(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.release_block_from(ptr, layout, BlockFrom::ThisHandle);
-    }
-
-    #[inline(always)]
-    fn release_block_from(&self, ptr: NonNull<u8>, layout: Layout, from: BlockFrom) {
+    pub(crate) fn release_block(&self, ptr: NonNull<u8>, layout: Layout) {
         if layout.size() == 0 {
             return;
         }
         let arena = self.arena_mut();
-        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size(), from);
+        let released = arena.depth() == self.depth() && arena.release_top(ptr, layout.size());
         if !released {
             self.by_value().release_own_block_at(ptr);
         }
@@ -335,21 +323,21 @@ impl<'s> Scope<'s> {
         !self.arena_mut().is_bypass()
     }
 
-    /// Resizes the top block of the bump region in place, if this scope is
-    /// the innermost one and `ptr` is that block; returns whether it did.
+    /// Resizes the block at `ptr`, which this handle handed out, in place, if
+    /// this scope is the innermost one and the block is the top one of the
+    /// bump region; returns whether it did.
     pub(crate) fn resize_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        self.by_value().resize_in_place(self.floor(), ptr, old, new)
+        self.by_value().resize_in_place(ptr, old, new)
     }
 
     /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
     /// large as `old`: the fast path of `grow`.
-    /// The block comes from `from` (see [`release_own_block`](Scope::release_own_block)).
     #[inline(always)]
-    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout, from: BlockFrom) -> bool {
+    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
         keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth()
-            && arena.grow_top_in_place(ptr, old.size(), new.size(), from)
+            && arena.grow_top_in_place(ptr, old.size(), new.size())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
@@ -418,14 +406,12 @@ impl ScopeRef {
         unsafe { &mut *self.arena.as_ptr() }
     }
 
-    /// [`Scope::resize_in_place`] for a scope passed by value, whose floor
-    /// is `floor` (a separate argument: a `ScopeRef` of three words would
-    /// be passed through memory).
-    pub(crate) fn resize_in_place(self, floor: usize, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    /// [`Scope::resize_in_place`] for a scope passed by value.
+    pub(crate) fn resize_in_place(self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
         let arena = self.arena_mut();
         keeps_alignment(ptr, old, new)
             && arena.depth() == self.depth
-            && arena.resize_top_in_place(ptr, old.size(), new.size(), floor)
+            && arena.resize_top_in_place(ptr, old.size(), new.size())
     }
 
     /// [`Scope::alloc_block`] for a scope passed by value.
