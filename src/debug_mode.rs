@@ -50,7 +50,9 @@ impl DebugMode {
     pub fn from_env() -> DebugMode {
         match MODE.load(Ordering::Relaxed) {
             UNREAD => read_once(),
-            read => MODES[usize::from(read - 1)],
+            OFF => DebugMode::Off,
+            BYPASS => DebugMode::Bypass,
+            _ => DebugMode::Poison,
         }
     }
 }
@@ -58,7 +60,8 @@ impl DebugMode {
 /// The mode once read: `UNREAD`, or a `DebugMode` as `u8` plus one.
 static MODE: AtomicU8 = AtomicU8::new(UNREAD);
 const UNREAD: u8 = 0;
-const MODES: [DebugMode; 3] = [DebugMode::Off, DebugMode::Bypass, DebugMode::Poison];
+const OFF: u8 = DebugMode::Off as u8 + 1;
+const BYPASS: u8 = DebugMode::Bypass as u8 + 1;
 
 /// Reads `ARENA_DEBUG` and records the mode for [`DebugMode::from_env`].
 #[cold]

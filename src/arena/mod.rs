@@ -579,8 +579,18 @@ impl Arena {
         }
         let mode = DebugMode::from_env();
         self.debug = Some(mode);
-        // From now on every scope takes the full exit, if memory is poisoned.
-        self.full_exit_depth = self.full_exit_depth.max(self.full_exit_depth_now());
+        // From now on every scope takes the full exit, if memory is poisoned;
+        // else every scope open now does. (Under a limit below the bytes in
+        // use every scope does already: `full_exit_depth_now`.)
+        debug_assert!(
+            !self.limit_below_use || self.full_exit_depth == usize::MAX,
+            "a limit below the use lets scopes exit fast"
+        );
+        if mode == DebugMode::Poison {
+            self.full_exit_depth = usize::MAX;
+        } else if self.depth > self.full_exit_depth {
+            self.full_exit_depth = self.depth;
+        }
         mode
     }
 }
