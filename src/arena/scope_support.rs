@@ -66,8 +66,9 @@ impl Arena {
     /// when no scope is left open. May call the system allocator.
     ///
     /// The caller guarantees what [`restore`](Arena::restore) requires.
-    #[cold]
-    #[inline(never)]
+    // Inlined into its one caller, the scope layer's out-of-line exit, which
+    // only raises the busy flag around it.
+    #[inline(always)]
     pub(crate) fn exit_scope_slow(&mut self, floor: &ScopeFloor) {
         // Blocks owned at this depth or deeper are this scope's: its children
         // have released theirs, and earlier scopes at this depth theirs.
