@@ -26,12 +26,15 @@ impl Drop for Arena {
         if self.side.owns_memory() {
             self.counters.system_deallocations += self.side.trim();
         }
-        // The chain owns nothing once its slabs are out: it is not dropped.
-        let mut slabs = self.slabs.take_all();
+        // SAFETY: the chain is taken once, here, and not used again: the arena
+        // is being dropped, and nothing below reads its slabs.
+        let chain = unsafe { ManuallyDrop::take(&mut self.slabs) };
+        let reached_slab_bytes = chain.reached_slab_bytes();
+        let mut slabs = chain.into_slabs();
         let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
         match self.pool() {
             Some((pool, counters)) => {
-                pool.note_slab_size(self.slabs.reached_slab_bytes());
+                pool.note_slab_size(reached_slab_bytes);
                 while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }

@@ -102,7 +102,7 @@ impl ScopeFloor {
 /// ```
 pub struct Arena {
     /// The bump region. Not dropped with the arena: the arena's drop takes
-    /// every slab out of it to hand them over, after which it owns nothing.
+    /// it out to hand its slabs over.
     slabs: ManuallyDrop<SlabChain>,
     /// Number of scopes open on this arena.
     depth: usize,

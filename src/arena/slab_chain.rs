@@ -446,13 +446,10 @@ impl SlabChain {
         Some(entry.slab)
     }
 
-    /// Takes every slab out (the arena is being dropped: nothing is in use).
-    pub(super) fn take_all(&mut self) -> SlabList {
-        self.slab_bytes = 0;
-        let slabs = std::mem::take(&mut self.slabs);
-        self.reset_position();
-        (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
-        slabs
+    /// The slabs, the chain given up (the arena is being dropped: nothing
+    /// is in use).
+    pub(super) fn into_slabs(self) -> SlabList {
+        self.slabs
     }
 
     #[cfg(test)]
