@@ -50,6 +50,11 @@ pub(super) struct Position {
     used_before: usize,
 }
 
+impl Position {
+    /// The position of an empty chain: before every slab.
+    const EMPTY: Position = Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 };
+}
+
 /// A slab of the chain, with the bytes in use before it when the pointer
 /// last entered it (stale for slabs past the current one).
 pub(super) struct Entry {
@@ -244,6 +249,11 @@ impl SlabChain {
     /// The pointer stays below each slab's end, so one slab at most holds
     /// `addr`.
     pub(super) fn position_of(&self, addr: usize) -> Position {
+        // A scope that opened on an empty chain (a fresh arena's first) goes
+        // back to the empty position without a search.
+        if addr == EMPTY_ADDR {
+            return Position::EMPTY;
+        }
         // From the current slab down: most scopes start in the current one.
         let mut index = self.current;
         while let Some(Entry { slab, entered_at }) = self.slabs.get(index) {
@@ -253,13 +263,17 @@ impl SlabChain {
             let Some(earlier) = index.checked_sub(1) else { break };
             index = earlier;
         }
-        Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 }
+        Position::EMPTY
     }
 
     /// Moves the pointer back to `position`, releasing everything above it.
     /// Robust (never out of bounds) even if the slabs were freed since the
     /// position was taken: it then falls back to the empty position.
     pub(super) fn set_position(&mut self, position: Position) {
+        // No slab holds the empty position's address.
+        if position.addr == EMPTY_ADDR {
+            return self.reset_position();
+        }
         match self.slabs.get(position.slab).map(|entry| &entry.slab) {
             Some(slab) if (first_addr(slab)..=slab.end_addr()).contains(&position.addr) => {
                 self.current = position.slab;
