@@ -393,6 +393,8 @@ impl Arena {
     /// A slab for a request of `size` bytes: from the process-wide pool if it
     /// has one, else from the system allocator. A new arena's first slab starts
     /// at the size other threads' arenas grew to (warm start).
+    // Inlined into its one caller, itself on a cold path.
+    #[inline(always)]
     fn new_slab(&mut self, size: usize) -> Result<crate::slab::Slab, AllocError> {
         let pool = self.pool().map(|(pool, _)| pool);
         let first = self.slabs.slab_count() == 0 && self.counters.system_allocations == 0;
