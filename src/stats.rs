@@ -89,6 +89,31 @@ impl Counters {
     }
 }
 
+/// The events of an arena's slab, side and bypass paths, which only ever
+/// allocate and free through the system allocator: the two [`Counters`] of
+/// theirs, so that a test for unpublished events reads two words for them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SystemCalls {
+    pub(crate) system_allocations: u64,
+    pub(crate) system_deallocations: u64,
+}
+
+impl SystemCalls {
+    pub(crate) const ZERO: SystemCalls = SystemCalls { system_allocations: 0, system_deallocations: 0 };
+}
+
+impl Counters {
+    /// These counters with the events of `calls` added.
+    #[inline]
+    pub(crate) fn with_calls(self, calls: SystemCalls) -> Counters {
+        Counters {
+            system_allocations: self.system_allocations + calls.system_allocations,
+            system_deallocations: self.system_deallocations + calls.system_deallocations,
+            ..self
+        }
+    }
+}
+
 impl Add for Counters {
     type Output = Counters;
 

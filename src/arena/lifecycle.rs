@@ -6,7 +6,7 @@ use std::mem::ManuallyDrop;
 
 use super::Arena;
 use crate::config::Config;
-use crate::stats::{Counters, Stats};
+use crate::stats::{Counters, Stats, SystemCalls};
 
 impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),
@@ -113,24 +113,29 @@ impl Arena {
         }
     }
 
-    /// The counts since the last publication.
+    /// The counts since the last publication: each part's since its own
+    /// (their sum, but no addition of the two parts is needed to test it).
     #[inline(always)]
     fn unpublished(&self) -> Counters {
-        self.all_counters() - self.published
+        let own = SystemCalls {
+            system_allocations: self.counters.system_allocations.wrapping_sub(self.published.system_allocations),
+            system_deallocations: self.counters.system_deallocations.wrapping_sub(self.published.system_deallocations),
+        };
+        (self.large.counters - self.published_large).with_calls(own)
     }
 
-    /// Adds [`unpublished`](Arena::unpublished) to the process-wide counters.
+    /// Adds the counts since the last publication to the process-wide counters.
     #[inline(never)]
     fn publish_unpublished(&mut self) {
         if let Some((_, totals)) = self.shared {
-            let now = self.all_counters();
-            totals.add(&(now - self.published));
-            self.published = now;
+            let published = self.published_large.with_calls(self.published);
+            totals.add(&(self.all_counters() - published));
+            (self.published, self.published_large) = (self.counters, self.large.counters);
         }
     }
 
     pub(super) fn all_counters(&self) -> Counters {
-        self.counters + self.large.counters
+        self.large.counters.with_calls(self.counters)
     }
 
     /// Returns spare memory to the system now: every slab that holds no live

@@ -37,7 +37,7 @@ use crate::large::MapError;
 use crate::pool::{self, Shared};
 use crate::process::ProcessRefusal;
 use crate::slab::PAGE_BYTES;
-use crate::stats::Counters;
+use crate::stats::{Counters, SystemCalls};
 
 /// `Arena::slab_peak` in poison mode, and while the byte limit is below the
 /// bytes in use: below every address.
@@ -112,9 +112,11 @@ pub struct Arena {
     large: ManuallyDrop<LargeBlocks>,
     bypass: ManuallyDrop<BypassBlocks>,
     /// Events of the slab, side and bypass paths (the large path counts its own).
-    counters: Counters,
-    /// The totals already added to the process-wide counters.
-    published: Counters,
+    counters: SystemCalls,
+    /// `counters` and the large path's counters as they were last added to
+    /// the process-wide counters.
+    published: SystemCalls,
+    published_large: Counters,
     /// The largest `bytes_in_use` seen at a point where it was about to drop,
     /// up to the end of the last slow path (the fast paths raise `slab_peak`).
     high_water: usize,
@@ -203,8 +205,9 @@ impl Arena {
             side: ManuallyDrop::new(SideChunks::new()),
             large: ManuallyDrop::new(LargeBlocks::new()),
             bypass: ManuallyDrop::new(BypassBlocks::new()),
-            counters: Counters::ZERO,
-            published: Counters::ZERO,
+            counters: SystemCalls::ZERO,
+            published: SystemCalls::ZERO,
+            published_large: Counters::ZERO,
             high_water: 0,
             slab_peak: origin,
             in_use_origin: origin,
