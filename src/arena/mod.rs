@@ -434,12 +434,12 @@ impl Arena {
         // Below the bytes in use, the limit holds only if the end comes down
         // with the pointer: releases then take the new peak's branch, which
         // lowers it, and scopes the full exit.
-        self.slab_peak = if self.limit_below_use || self.debug == Some(DebugMode::Poison) {
-            EVERY_ADDRESS_PEAKS
+        (self.slab_peak, self.full_exit_depth) = if self.limit_below_use || self.debug == Some(DebugMode::Poison) {
+            (EVERY_ADDRESS_PEAKS, usize::MAX)
         } else {
-            self.slabs.ptr_addr()
+            (self.slabs.ptr_addr(), self.depth)
         };
-        self.full_exit_depth = self.full_exit_depth_now();
+        debug_assert_eq!(self.full_exit_depth, self.full_exit_depth_now(), "one rule for the full exit");
     }
 
     /// [`full_exit_depth`](Arena::full_exit_depth) as a slow path ending now
