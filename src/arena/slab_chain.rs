@@ -335,10 +335,11 @@ impl SlabChain {
             (self.end, self.budget_end) = (EMPTY_END, EMPTY_END);
             return false;
         };
-        let limit_end = first_addr(slab).saturating_add(budget.saturating_sub(self.used_before));
-        let block_end = first_addr(slab).saturating_add(max_block);
+        // The limit's room and the block's, from the slab's first address
+        // (one saturating addition for both: it keeps their order).
+        let room = budget.saturating_sub(self.used_before).min(max_block);
         // On a grain, so that the room is whole grains; below the slab's end.
-        self.budget_end = (slab.end_addr() - 1).min(limit_end).min(block_end) & !(bump::GRAIN - 1);
+        self.budget_end = (slab.end_addr() - 1).min(first_addr(slab).saturating_add(room)) & !(bump::GRAIN - 1);
         self.end = self.budget_end.max(self.ptr.addr());
         self.budget_end < self.ptr.addr()
     }
