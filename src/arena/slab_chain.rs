@@ -107,6 +107,7 @@ impl SlabList {
 
     /// Makes room for one more entry, so that [`insert`](SlabList::insert)
     /// allocates nothing.
+    #[inline]
     fn try_reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
         if self.first.is_none() { Ok(()) } else { self.rest.try_reserve(1) }
     }
@@ -387,6 +388,7 @@ impl SlabChain {
 
     /// Makes room to record one more slab, so that
     /// [`advance_to_new`](SlabChain::advance_to_new) allocates nothing.
+    #[inline]
     pub(super) fn reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
         self.slabs.try_reserve_one()
     }
