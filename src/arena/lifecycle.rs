@@ -14,31 +14,26 @@ impl Drop for Arena {
     fn drop(&mut self) {
         // Frees through the global allocator and gives to the pool under its lock.
         let _busy = crate::thread_state::BusyGuard::raise();
-        // No scope is open (a scope borrows the arena), so every block can go.
-        // (Each part is asked only if it holds something: an arena that
-        // served a few small scopes has only its slabs to hand over.)
-        if self.has_live_large_blocks() {
-            self.release_large_since(0, 0);
-        }
-        if self.bypass.has_live() {
-            self.counters.system_deallocations += self.bypass.release_since(0, 0);
-        }
-        if self.side.owns_memory() {
-            self.counters.system_deallocations += self.side.trim();
+        // The parts an arena that only bumps never used hold no block and own
+        // no memory: one test spares it asking each of them.
+        let parts_own_memory = self.parts_own_memory();
+        if parts_own_memory {
+            self.release_parts_blocks();
         }
         // SAFETY: the chain is taken once, here, and not used again: the arena
         // is being dropped, and nothing below reads its slabs.
         let chain = unsafe { ManuallyDrop::take(&mut self.slabs) };
         let reached_slab_bytes = chain.reached_slab_bytes();
         let mut slabs = chain.into_slabs();
-        let cache_holds_blocks = self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0;
+        let cache_holds_blocks =
+            parts_own_memory && (self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0);
         match self.pool() {
             Some((pool, counters)) => {
                 pool.note_slab_size(reached_slab_bytes);
                 while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }
-                if self.large.cache.warm_bytes != 0 {
+                if cache_holds_blocks && self.large.cache.warm_bytes != 0 {
                     for block in self.large.cache.drain_warm() {
                         self.large.counters.munmaps += u64::from(pool.give_block(block).is_some());
                     }
@@ -52,8 +47,47 @@ impl Drop for Arena {
             large.cache.clear(&mut large.counters);
         }
         self.publish();
-        // The parts an arena that only bumps never used own no memory: their
-        // drops would only find empty lists.
+        if parts_own_memory {
+            self.drop_parts();
+        }
+    }
+}
+
+impl Arena {
+    /// Whether the side chunks, the large blocks or the bypass blocks have a
+    /// list with memory of its own. Else none of them holds a block (each
+    /// block is listed), their cache included, and dropping them does nothing.
+    #[inline(always)]
+    fn parts_own_memory(&self) -> bool {
+        let owns = self.side.owns_memory() | self.large.owns_memory() | self.bypass.owns_memory();
+        debug_assert!(
+            owns || !(self.has_live_large_blocks() || self.bypass.has_live() || self.large.cache.owns_memory()),
+            "a part holds a block without a list"
+        );
+        debug_assert!(
+            self.large.cache.owns_memory() || self.large.cache.warm_bytes + self.large.cache.cold_bytes == 0,
+            "the large cache counts blocks without a list"
+        );
+        owns
+    }
+
+    /// Releases every block of the side, large and bypass parts, for the
+    /// arena's drop: no scope is open (a scope borrows the arena).
+    fn release_parts_blocks(&mut self) {
+        if self.has_live_large_blocks() {
+            self.release_large_since(0, 0);
+        }
+        if self.bypass.has_live() {
+            self.counters.system_deallocations += self.bypass.release_since(0, 0);
+        }
+        if self.side.owns_memory() {
+            self.counters.system_deallocations += self.side.trim();
+        }
+    }
+
+    /// Drops the side, large and bypass parts that own memory, at the end of
+    /// the arena's drop: the others would only find empty lists.
+    fn drop_parts(&mut self) {
         if self.side.owns_memory() {
             // SAFETY: the part is dropped once, here, and the arena is not
             // used after its drop.
