@@ -230,3 +230,17 @@ fn oversized_requests_advance_the_slab_sequence() {
     let slabs = arena.stats().system_allocations;
     assert!(slabs <= 10, "{slabs} slabs for 24 arrays in one pass");
 }
+
+/// The exit of a scope that made a system allocation outside the slabs (a
+/// side chunk of its parent, or a bypass block) leaves nothing of it
+/// unpublished: the slab paths' counts go out with the large path's.
+#[test]
+fn a_scope_exit_publishes_the_slab_paths_system_calls() {
+    let mut arena = Arena::new();
+    arena.scope(|outer| {
+        outer.scope(|_inner| drop(outer.zeroed::<u8>(100)));
+    });
+    assert!(arena.counters.system_allocations > 0, "no system allocation counted");
+    assert_eq!(arena.counters, arena.published, "a system allocation left unpublished");
+    assert_eq!(arena.large.counters, arena.published_large);
+}
