@@ -356,13 +356,13 @@ impl Arena {
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        self.alloc_in_new_slab(layout)
+        self.alloc_in_next_slab(layout)
     }
 
     /// [`alloc_slow`](Arena::alloc_slow), inlined into the scope layer's
     /// out-of-line allocation path, which is already cold.
     #[inline(always)]
-    pub(crate) fn alloc_in_new_slab(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+    pub(crate) fn alloc_in_next_slab(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }

@@ -455,7 +455,7 @@ impl ScopeRef {
             return Ok(Allocation { ptr: large.ptr, large: Some(large.handle) });
         }
         if arena.depth() == self.depth {
-            return arena.alloc_in_new_slab(layout).map(small);
+            return arena.alloc_in_next_slab(layout).map(small);
         }
         if arena.debug_mode() == crate::debug_mode::DebugMode::Bypass {
             return arena.bypass_alloc(layout, self.depth).map(small);
