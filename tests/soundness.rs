@@ -506,3 +506,35 @@ fn a_large_vector_shrunk_to_nothing_is_released_at_once() {
         assert!(held.iter().all(|&bytes| bytes < 4 * MIB), "bytes in use per round: {held:?}");
     });
 }
+
+// ---- growth in place: the grown block's provenance ----------------------
+
+/// A block grown in place comes back with a pointer valid for all of it,
+/// whatever pointer the caller passed in. allocator-api2's `Box::into_vec`
+/// hands the vector a pointer made from a reference to the boxed array,
+/// valid for the array's bytes alone; the vector's next push grows the block
+/// in place and writes past them (undefined behaviour under Miri's Stacked
+/// Borrows if `grow` returns the caller's pointer).
+#[test]
+fn a_block_grown_in_place_is_usable_past_the_bytes_the_caller_could_reach() {
+    let in_place = arena::DebugMode::from_env() != arena::DebugMode::Bypass;
+    arena::scope(|s| {
+        let boxed = allocator_api2::boxed::Box::new_in([1_u8, 2, 3, 4, 5, 6, 7, 8], s);
+        let mut bytes = boxed.into_vec();
+        let start = bytes.as_ptr().addr();
+        bytes.push(9);
+        if in_place {
+            assert_eq!(bytes.as_ptr().addr(), start, "the top block did not grow in place");
+        }
+        assert_eq!(bytes, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+
+        let boxed = allocator_api2::boxed::Box::new_in([10_u64, 20, 30], s);
+        let mut words: arena::ScopedVec<u64> = boxed.into_vec().into();
+        let start = words.as_ptr().addr();
+        words.extend_from_slice_copy(&[40, 50, 60, 70]);
+        if in_place {
+            assert_eq!(words.as_ptr().addr(), start, "the top block did not grow in place");
+        }
+        assert_eq!(words, [10, 20, 30, 40, 50, 60, 70]);
+    });
+}

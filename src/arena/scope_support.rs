@@ -150,10 +150,18 @@ impl Arena {
 
     /// [`resize_top_in_place`](Arena::resize_top_in_place) for `new_size` at
     /// least `old_size`, which then neither records a peak nor poisons.
+    /// Returns the grown block, with a pointer valid for all of it (see
+    /// `SlabChain::top_block`), or `None` if it cannot grow where it is.
     #[inline(always)]
-    pub(crate) fn grow_top_in_place(&mut self, ptr: NonNull<u8>, old_size: usize, new_size: usize) -> bool {
+    pub(crate) fn grow_top_in_place(
+        &mut self,
+        ptr: NonNull<u8>,
+        old_size: usize,
+        new_size: usize,
+    ) -> Option<NonNull<u8>> {
         debug_assert!(new_size >= old_size, "not a growth");
-        self.is_resizable_top(ptr, old_size) && self.slabs.set_top_end(ptr, new_size)
+        (self.is_resizable_top(ptr, old_size) && self.slabs.set_top_end(ptr, new_size))
+            .then(|| self.slabs.top_block(ptr))
     }
 
     /// Whether the `old_size` bytes at `ptr`, a block the innermost scope

@@ -523,6 +523,18 @@ impl SlabChain {
         self.ptr.with_addr(ptr.as_ptr().addr())
     }
 
+    /// The top block, which starts at `ptr` (checked by
+    /// [`is_top`](SlabChain::is_top)), with the provenance of the slab the
+    /// pointer is in: valid for every byte the block takes, also those a
+    /// growth in place just added. The caller's `ptr` may be valid for fewer
+    /// (made from a reference to the block as it was, as allocator-api2's
+    /// `Box::into_vec` makes it).
+    #[inline(always)]
+    pub(super) fn top_block(&self, ptr: NonNull<u8>) -> NonNull<u8> {
+        // SAFETY: the address is `ptr`'s, which is not zero.
+        unsafe { NonNull::new_unchecked(self.ptr.with_addr(ptr.as_ptr().addr())) }
+    }
+
     /// Releases the top block: `lowered` is
     /// [`pointer_without_top_block`](SlabChain::pointer_without_top_block)'s
     /// answer for it, and nothing moved the pointer since.

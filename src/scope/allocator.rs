@@ -40,8 +40,8 @@ unsafe impl Allocator for Scope<'_> {
 
     #[inline(always)]
     unsafe fn grow(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if self.grow_in_place(ptr, old, new) {
-            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        if let Some(grown) = self.grow_in_place(ptr, old, new) {
+            return Ok(NonNull::slice_from_raw_parts(grown, new.size()));
         }
         // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
         // scope with `old` (the caller's contract).

@@ -331,13 +331,16 @@ impl<'s> Scope<'s> {
     }
 
     /// [`resize_in_place`](Scope::resize_in_place) for `new` at least as
-    /// large as `old`: the fast path of `grow`.
+    /// large as `old`: the fast path of `grow`. Returns the grown block, with
+    /// a pointer valid for all of it (`ptr` may be valid for the old block's
+    /// bytes alone), or `None` if it cannot grow where it is.
     #[inline(always)]
-    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    pub(super) fn grow_in_place(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Option<NonNull<u8>> {
         let arena = self.arena_mut();
-        keeps_alignment(ptr, old, new)
-            && arena.depth() == self.depth()
-            && arena.grow_top_in_place(ptr, old.size(), new.size())
+        if !keeps_alignment(ptr, old, new) || arena.depth() != self.depth() {
+            return None;
+        }
+        arena.grow_top_in_place(ptr, old.size(), new.size())
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
