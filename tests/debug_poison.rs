@@ -140,3 +140,28 @@ fn the_rest_of_a_grain_given_up_by_a_shrink_is_poisoned() {
         }
     });
 }
+
+/// Poisoning a block released or shrunk in place writes its whole last
+/// grain, past the bytes a caller's pointer may be valid for: that of a
+/// vector made by allocator-api2's `Box::into_vec` is made from a reference
+/// to the boxed array (undefined behaviour under Miri's Stacked Borrows if
+/// the poison is written through it).
+#[test]
+fn blocks_of_a_size_off_the_grain_are_poisoned_through_the_slabs_pointer() {
+    poison_mode();
+    arena::scope(|s| {
+        let released = allocator_api2::boxed::Box::new_in([1_u8; 5], s).into_vec();
+        let at = released.as_ptr().addr();
+        drop(released);
+        let mut shrunk = allocator_api2::boxed::Box::new_in([2_u8; 13], s).into_vec();
+        assert_eq!(shrunk.as_ptr().addr(), at, "the released block was not the top one");
+        shrunk.truncate(2);
+        shrunk.shrink_to_fit();
+        assert_eq!(shrunk, [2, 2]);
+        let next = s.allocate(Layout::from_size_align(8, 1).unwrap()).unwrap().cast::<u8>();
+        assert_eq!(next.as_ptr().addr(), at + 8, "the shrunk block gave back its second grain");
+        // SAFETY: 8 bytes of `s`, written by the arena only since the shrink.
+        let bytes = unsafe { std::slice::from_raw_parts(next.as_ptr(), 8) };
+        assert!(bytes.iter().all(|&b| b == arena::POISON_BYTE), "stale bytes {bytes:?}");
+    });
+}

@@ -101,8 +101,9 @@ impl Arena {
         if self.note_high_water_or_poison() {
             // SAFETY: the caller releases the top block at `ptr`, which takes
             // `size` rounded up to grains (the rest of its last grain may hold
-            // bytes of a size it was shrunk from).
-            unsafe { self.release_watched(ptr, round_to_grain(size)) };
+            // bytes of a size it was shrunk from). Written through the slab's
+            // pointer: the caller's may be valid for `size` bytes alone.
+            unsafe { self.release_watched(self.slabs.top_block(ptr), round_to_grain(size)) };
         }
         self.slabs.release_top_block(lowered);
         true
@@ -140,10 +141,12 @@ impl Arena {
             return false;
         }
         if new_size < old_size && self.note_high_water_or_poison() {
+            // Written through the slab's pointer, as in `release_top`.
+            let block = self.slabs.top_block(ptr);
             // SAFETY: the top block takes `old_size` rounded up to grains at
-            // `ptr`, and the bytes past `new_size` are being released (those
+            // `block`, and the bytes past `new_size` are being released (those
             // of its last kept grain too: poisoned, but still the block's).
-            unsafe { self.release_watched(ptr.byte_add(new_size), round_to_grain(old_size) - new_size) };
+            unsafe { self.release_watched(block.byte_add(new_size), round_to_grain(old_size) - new_size) };
         }
         self.slabs.set_top_end(ptr, new_size)
     }

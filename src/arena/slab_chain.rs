@@ -526,9 +526,9 @@ impl SlabChain {
     /// The top block, which starts at `ptr` (checked by
     /// [`is_top`](SlabChain::is_top)), with the provenance of the slab the
     /// pointer is in: valid for every byte the block takes, also those a
-    /// growth in place just added. The caller's `ptr` may be valid for fewer
-    /// (made from a reference to the block as it was, as allocator-api2's
-    /// `Box::into_vec` makes it).
+    /// growth in place just added, and the rest of its last grain. The
+    /// caller's `ptr` may be valid for fewer (made from a reference to the
+    /// block as it was, as allocator-api2's `Box::into_vec` makes it).
     #[inline(always)]
     pub(super) fn top_block(&self, ptr: NonNull<u8>) -> NonNull<u8> {
         // SAFETY: the address is `ptr`'s, which is not zero.
