@@ -116,8 +116,9 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
 /// allocation of the innermost scope; everything else is released at scope exit.
 /// As the trait's contract says, they take only blocks this very handle
 /// handed out: a block of an enclosing scope passed to an inner scope's
-/// handle is undefined behavior (the inner handle may move the pointer back
-/// over memory its parent still uses).
+/// handle is undefined behavior (the inner handle may grow that block in
+/// place past its own start, and its exit then frees the grown part, or
+/// move the pointer back over memory the parent still uses).
 /// Every safe container of this crate keeps the handle its memory came from.
 pub struct Scope<'s> {
     /// The arena, where the scope started (the scope never moves the bump
