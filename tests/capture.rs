@@ -213,6 +213,39 @@ fn the_arenas_own_bookkeeping_is_never_captured() {
     .unwrap();
 }
 
+#[test]
+fn an_owned_arenas_own_memory_is_never_captured() {
+    let _serial = serial();
+    std::thread::spawn(|| {
+        let mut owned = arena::Arena::with_config(arena::Config { use_pool: false, ..arena::Config::DEFAULT });
+        let before = capture_stats();
+        capture(|| {
+            let small = std::alloc::Layout::from_size_align(1000, 8).unwrap();
+            let large = std::alloc::Layout::from_size_align(2 << 20, 8).unwrap();
+            let start = owned.checkpoint();
+            // Slabs and the list that records them, a large block and its
+            // record, then the cache's lists as the restore releases it.
+            for _ in 0..300 {
+                owned.alloc(small).unwrap();
+            }
+            owned.alloc(large).unwrap();
+            // SAFETY: the checkpoint is this arena's and nothing allocated
+            // since is used again.
+            unsafe { owned.restore(start) };
+            owned.configure(arena::Config { retain_bytes: 0, use_pool: false, ..arena::Config::DEFAULT });
+        });
+        let after = capture_stats();
+        assert_eq!(
+            after.thread.escaped_allocations, before.thread.escaped_allocations,
+            "nothing of an owned arena outlives the capture: {after:?}"
+        );
+        assert!(after.thread.forwarded_allocations > before.thread.forwarded_allocations);
+        drop(owned);
+    })
+    .join()
+    .unwrap();
+}
+
 #[inline(never)]
 fn make_the_escaping_vector() -> Vec<u8> {
     std::hint::black_box(vec![7_u8; 4321])

@@ -7,13 +7,14 @@ use std::mem::ManuallyDrop;
 use super::Arena;
 use crate::config::Config;
 use crate::stats::{Counters, Stats, SystemCalls};
+use crate::thread_state::BusyGuard;
 
 impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),
     /// where the next new thread finds it; the rest goes back to the OS.
     fn drop(&mut self) {
         // Frees through the global allocator and gives to the pool under its lock.
-        let _busy = crate::thread_state::BusyGuard::raise();
+        let _busy = BusyGuard::raise();
         // The parts an arena that only bumps never used hold no block and own
         // no memory: one test spares it asking each of them.
         let parts_own_memory = self.parts_own_memory();
@@ -115,6 +116,9 @@ impl Arena {
     /// arena.scope(|s| assert!(s.try_zeroed::<u8>(2000).is_err()));
     /// ```
     pub fn configure(&mut self, config: Config) {
+        // Blocks beyond the new budget move between the cache's lists (see
+        // `Arena::alloc_slow`).
+        let _busy = BusyGuard::raise();
         self.config = config.normalized();
         self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
         let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
@@ -184,6 +188,8 @@ impl Arena {
     /// assert_eq!(arena.stats().reserved_bytes, 0);
     /// ```
     pub fn trim(&mut self) {
+        // Frees through the global allocator (see `Arena::alloc_slow`).
+        let _busy = BusyGuard::raise();
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
         let large = &mut *self.large;
         large.cache.clear(&mut large.counters);

@@ -38,6 +38,7 @@ use crate::pool::{self, Shared};
 use crate::process::ProcessRefusal;
 use crate::slab::PAGE_BYTES;
 use crate::stats::{Counters, SystemCalls};
+use crate::thread_state::BusyGuard;
 
 /// `Arena::slab_peak` in poison mode, and while the byte limit is below the
 /// bytes in use: below every address.
@@ -261,13 +262,22 @@ impl Arena {
             if layout.size() == 0 {
                 return zero_sized(layout);
             }
-            let owner = LargeOwner { depth: self.depth, arena: None };
-            return self.alloc_large(layout, owner).map(|large| large.ptr);
+            return self.alloc_large_unscoped(layout);
         }
         match self.slabs.bump(layout) {
             Some(ptr) => Ok(ptr),
             None => self.alloc_slow(layout),
         }
+    }
+
+    /// [`alloc`](Arena::alloc)'s large request: a block nothing releases
+    /// early, made under the busy flag (see [`alloc_slow`](Arena::alloc_slow)).
+    #[cold]
+    #[inline(never)]
+    fn alloc_large_unscoped(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let _busy = BusyGuard::raise();
+        let owner = LargeOwner { depth: self.depth, arena: None };
+        self.alloc_large(layout, owner).map(|large| large.ptr)
     }
 
     /// Whether `layout` may take the bump path: not empty, aligned to at
@@ -352,10 +362,14 @@ impl Arena {
     }
 
     /// A small request the current slab has no room for: a fresh slab (or,
-    /// in bypass mode, a system allocation of its own).
+    /// in bypass mode, a system allocation of its own). Under the busy flag,
+    /// as every path of an owned arena that may call the global allocator:
+    /// inside a [`capture`](crate::capture) the arena's slabs and records then
+    /// come from the inner allocator, never from the capture.
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let _busy = BusyGuard::raise();
         self.alloc_in_next_slab(layout)
     }
 
@@ -553,6 +567,8 @@ impl Arena {
     /// - nothing allocated after `checkpoint` is used again: every pointer
     ///   from [`alloc`](Arena::alloc) since then dangles after this call.
     pub unsafe fn restore(&mut self, checkpoint: Checkpoint) {
+        // Released large blocks go to the cache's lists (see `alloc_slow`).
+        let _busy = BusyGuard::raise();
         self.release_since(&checkpoint, 0);
         self.end_slow_path();
     }
