@@ -199,6 +199,38 @@ fn try_zeroed_returns_an_error_once_memory_is_exhausted() {
     });
 }
 
+#[test]
+fn a_scope_exits_without_aborting_once_memory_is_exhausted() {
+    in_child("a_scope_exits_without_aborting_once_memory_is_exhausted", &[], || {
+        arena::scope(|s| drop(s.filled(10, 0_u8))); // this thread's arena exists
+        let mut hog = Vec::with_capacity(1 << 20);
+        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
+        unsafe {
+            let mut limit = std::mem::zeroed::<libc::rlimit>();
+            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
+            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
+            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
+            limit.rlim_cur = pages * 4096 + 16 * MIB as u64;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
+        }
+        arena::scope(|outer| {
+            // Side chunks of the outer scope, made while a child is open;
+            // they become spare when the outer scope exits.
+            let side = outer.scope(|_child| (outer.filled(100, 1_u8), outer.filled(20_000, 2_u8)));
+            exhaust_the_heap(&mut hog);
+            assert!(outer.try_filled(1 << 20, 0_u8).is_err(), "memory is exhausted");
+            assert!(side.0.iter().all(|&b| b == 1) && side.1.iter().all(|&b| b == 2));
+        });
+        let stats = arena::stats();
+        for block in hog.drain(..) {
+            // SAFETY: every block came from `malloc` and is not used.
+            unsafe { libc::free(block) };
+        }
+        assert_eq!((stats.bytes_in_use, stats.depth), (0, 0));
+        assert_eq!(arena::check_invariants(), Ok(()));
+    });
+}
+
 // ---- the debug mode, read under a re-entering global allocator ---------
 
 /// The first read of `ARENA_DEBUG` happens inside an allocation slow path,

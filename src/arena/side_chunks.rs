@@ -143,9 +143,10 @@ impl SideChunks {
     }
 
     /// Releases the chunks of the scope at `depth` (it is exiting): they
-    /// become spare while the spare list stays within `keep_bytes`, and go
-    /// back to the system allocator otherwise. With `poison`, every released
-    /// byte is overwritten first. Returns the number of chunks freed.
+    /// become spare while the spare list stays within `keep_bytes` (and the
+    /// list can grow), and go back to the system allocator otherwise. With
+    /// `poison`, every released byte is overwritten first. Returns the
+    /// number of chunks freed.
     pub(crate) fn release(&mut self, depth: usize, keep_bytes: usize, poison: Option<u8>) -> u64 {
         let index = depth.wrapping_sub(1);
         let Some(side) = self.by_depth.get_mut(index) else { return 0 };
@@ -161,7 +162,9 @@ impl SideChunks {
                 // allocations are all gone, and is valid for its whole length.
                 unsafe { chunk.start().as_ptr().write_bytes(byte, chunk.len()) };
             }
-            if self.spare_bytes + chunk.len() <= keep_bytes {
+            // A scope's exit never aborts: a chunk the spare list has no
+            // room for (the system allocator refuses it) is freed.
+            if self.spare_bytes + chunk.len() <= keep_bytes && self.spare.try_reserve(1).is_ok() {
                 self.spare_bytes += chunk.len();
                 self.spare.push(chunk);
             } else {
