@@ -315,10 +315,16 @@ impl LargeBlockCache {
         drop(block);
     }
 
-    /// Takes every resident cached block out (to give to the process-wide pool).
-    pub(crate) fn drain_warm(&mut self) -> Vec<LargeBlock> {
+    /// Takes every resident cached block out and hands it to `take` (to
+    /// give to the process-wide pool). Allocates nothing: an arena's drop
+    /// calls it, also with the heap exhausted.
+    pub(crate) fn drain_warm(&mut self, mut take: impl FnMut(LargeBlock)) {
         self.warm_bytes = 0;
-        self.classes.iter_mut().flat_map(|c| c.warm.drain(..).map(|(_, block)| block)).collect()
+        for class in &mut self.classes {
+            for (_, block) in class.warm.drain(..) {
+                take(block);
+            }
+        }
     }
 
     /// Checks the byte counts against the cached blocks.

@@ -69,13 +69,15 @@ impl SlabPool {
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Keeps `slab` if the budget allows; otherwise hands it back to be freed.
+    /// Keeps `slab` if the budget allows (and the list can grow); otherwise
+    /// hands it back to be freed.
     pub fn give_slab(&self, slab: Slab) -> Option<Slab> {
         let len = slab.len();
         self.give(slab, len, |held| &mut held.slabs)
     }
 
-    /// Keeps `block` if the budget allows; otherwise hands it back to be unmapped.
+    /// Keeps `block` if the budget allows (and the list can grow); otherwise
+    /// hands it back to be unmapped.
     pub fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
         let len = block.len();
         self.give(block, len, |held| &mut held.blocks)
@@ -86,8 +88,14 @@ impl SlabPool {
         if held.bytes + len > self.budget_bytes.load(Ordering::Relaxed) {
             return Some(item);
         }
+        // A list the system allocator refuses to grow (the heap exhausted
+        // at a thread's exit) hands the item back to be freed: no abort.
+        let list = list(&mut held);
+        if list.try_reserve(1).is_err() {
+            return Some(item);
+        }
+        list.push(item);
         held.bytes += len;
-        list(&mut held).push(item);
         self.nonempty.store(true, Ordering::Relaxed);
         None
     }

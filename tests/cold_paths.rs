@@ -231,6 +231,70 @@ fn a_scope_exits_without_aborting_once_memory_is_exhausted() {
     });
 }
 
+/// Blocks `malloc` handed to a thread-local destructor that exhausted the heap.
+static HOG: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// Exhausts the heap when dropped: in a thread-local destructor that runs
+/// before the arena's (registered after it, so run first).
+struct ExhaustOnThreadExit;
+
+impl Drop for ExhaustOnThreadExit {
+    fn drop(&mut self) {
+        let mut held = HOG.lock().unwrap();
+        let mut hog = Vec::with_capacity(held.capacity());
+        exhaust_the_heap(&mut hog);
+        // The bins of small sizes too (blocks freed before).
+        for size in (8..4096).step_by(8) {
+            // SAFETY: `malloc` may be called with any size; the result is checked.
+            while let Some(block) = std::ptr::NonNull::new(unsafe { libc::malloc(size) }) {
+                if hog.len() == hog.capacity() {
+                    // SAFETY: `block` came from `malloc` and is not used.
+                    unsafe { libc::free(block.as_ptr()) };
+                    break;
+                }
+                hog.push(block.as_ptr());
+            }
+        }
+        // Within the capacity reserved: nothing is allocated or freed.
+        held.extend(hog.iter().map(|block| block.expose_provenance()));
+        std::mem::forget(hog);
+    }
+}
+
+#[test]
+fn a_thread_exits_without_aborting_once_memory_is_exhausted() {
+    in_child("a_thread_exits_without_aborting_once_memory_is_exhausted", &[], || {
+        *HOG.lock().unwrap() = Vec::with_capacity(1 << 20);
+        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
+        unsafe {
+            let mut limit = std::mem::zeroed::<libc::rlimit>();
+            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
+            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
+            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
+            limit.rlim_cur = pages * 4096 + 64 * MIB as u64;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
+        }
+        std::thread::spawn(|| {
+            thread_local! {
+                static EXHAUST: ExhaustOnThreadExit = const { ExhaustOnThreadExit };
+            }
+            // Slabs and cached large blocks for the pool.
+            arena::scope(|s| {
+                let parts: Vec<_> = (0..20).map(|i| s.filled(30_000, i as u8)).collect();
+                drop((s.zeroed::<u8>(MIB), s.zeroed::<u8>(2 * MIB), parts));
+            });
+            EXHAUST.with(|_| ());
+        })
+        .join()
+        .unwrap();
+        for block in HOG.lock().unwrap().drain(..) {
+            // SAFETY: every block came from `malloc` and is not used.
+            unsafe { libc::free(std::ptr::with_exposed_provenance_mut(block)) };
+        }
+        assert_eq!(arena::global_stats().arenas_dropped, 1);
+    });
+}
+
 // ---- the debug mode, read under a re-entering global allocator ---------
 
 /// The first read of `ARENA_DEBUG` happens inside an allocation slow path,

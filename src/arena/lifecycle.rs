@@ -35,9 +35,9 @@ impl Drop for Arena {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }
                 if cache_holds_blocks && self.large.cache.warm_bytes != 0 {
-                    for block in self.large.cache.drain_warm() {
-                        self.large.counters.munmaps += u64::from(pool.give_block(block).is_some());
-                    }
+                    let large = &mut *self.large;
+                    let munmaps = &mut large.counters.munmaps;
+                    large.cache.drain_warm(|block| *munmaps += u64::from(pool.give_block(block).is_some()));
                 }
                 counters.arenas_dropped.fetch_add(1, crate::sync::Ordering::Relaxed);
             }
