@@ -245,9 +245,16 @@ impl Region {
     }
 
     fn reserve() -> Option<Region> {
-        let mut bytes = MAX_REGION_BYTES;
+        // Miri maps only `MAP_PRIVATE | MAP_ANONYMOUS` and allocates every
+        // byte it maps: there, the smallest region, with swap reserved.
+        let mut bytes = if cfg!(miri) { MIN_REGION_BYTES } else { MAX_REGION_BYTES };
         let mut memory = loop {
-            match MmapOptions::new().len(2 * bytes).no_reserve_swap().map_anon() {
+            let mut options = MmapOptions::new();
+            options.len(2 * bytes);
+            if !cfg!(miri) {
+                options.no_reserve_swap();
+            }
+            match options.map_anon() {
                 Ok(map) => break map,
                 Err(_) if bytes > MIN_REGION_BYTES => bytes /= 2,
                 Err(_) => return None,
