@@ -135,7 +135,10 @@ mod global {
     // inside the region's private mapping) or a captured block of at least
     // `layout.size()` bytes aligned to `layout.align()` inside the region,
     // not shared with any live allocation (runs are reused only at a count
-    // of zero, and the bump never hands out a byte twice while it is live).
+    // of zero, and the bump never hands out a byte twice while it is live),
+    // with the provenance of the region's mapping: also a block `realloc`
+    // resized in place, for which the caller's pointer may be valid for the
+    // old bytes alone.
     unsafe impl<A: GlobalAlloc> GlobalAlloc for GlobalArena<A> {
         #[inline]
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -177,8 +180,10 @@ mod global {
                 // for `new_size` is passed on.
                 return unsafe { self.inner.realloc(ptr, layout, new_size) };
             };
-            if thread::resize_in_place(chunk, ptr, layout, new_size) {
-                return ptr;
+            // The block as resized, not `ptr`: the caller's pointer may be
+            // valid for the old block's bytes alone.
+            if let Some(resized) = thread::resize_in_place(chunk, ptr, layout, new_size) {
+                return resized.as_ptr();
             }
             // SAFETY: the caller guarantees that `new_size`, rounded up to
             // `layout.align()`, does not overflow `isize`.

@@ -330,13 +330,28 @@ impl CaptureThread {
 
     /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
     /// without moving it, if it can: the last allocation of the current
-    /// chunk, a run with room, or a shrink. Returns whether it did.
-    /// Growth counts as captured bytes (the allocation's bytes in its run
-    /// grow by as much).
-    fn resize_in_place(&self, region: &Region, chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
+    /// chunk, a run with room, or a shrink. Returns the resized block, with
+    /// a pointer valid for all of it, or `None` if it cannot resize where it
+    /// is. Growth counts as captured bytes (the allocation's bytes in its
+    /// run grow by as much).
+    ///
+    /// The block comes back with the provenance of the region's mapping, not
+    /// `ptr`'s: the caller's pointer may be valid for the old block's bytes
+    /// alone (std's `Box<[T]>::into_vec` makes it from a reference to the
+    /// boxed slice), and the caller writes the grown bytes through the
+    /// pointer `realloc` returns.
+    fn resize_in_place(
+        &self,
+        region: &Region,
+        chunk: u32,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
+    ) -> Option<NonNull<u8>> {
         let old_size = layout.size();
         if chunk == self.current.get() {
-            let offset = ptr.addr() - self.current_start.get().addr();
+            let start = self.current_start.get();
+            let offset = ptr.addr() - start.addr();
             let at_top = offset + old_size == self.bump.get();
             if new_size <= old_size || (at_top && new_size <= SMALL_MAX_BYTES && offset + new_size < CHUNK_BYTES) {
                 if at_top {
@@ -349,9 +364,10 @@ impl CaptureThread {
                 }
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
                 self.count_pages((old_after, new_after), 1);
-                return true;
+                // `ptr`'s address in the chunk's mapping (never null).
+                return NonNull::new(start.with_addr(ptr.addr()));
             }
-            return false;
+            return None;
         }
         let record = region.record(chunk);
         // Only an allocation above `SMALL_MAX_BYTES` has a run to itself (a
@@ -378,9 +394,10 @@ impl CaptureThread {
             }
             record.live_bytes.fetch_add(new_size.wrapping_sub(old_size), Ordering::Relaxed);
             self.note_grown(old_size, new_size);
-            return true;
+            // `ptr`'s address in the run's mapping (never null).
+            return NonNull::new(region.chunk_start(chunk).as_ptr().with_addr(ptr.addr()));
         }
-        false
+        None
     }
 
     fn note_grown(&self, old_size: usize, new_size: usize) {
@@ -483,8 +500,10 @@ pub(crate) fn free(ptr: *mut u8, layout: Layout) {
     this_thread().free(ptr, layout.size());
 }
 
-/// Resizes an allocation that [`alloc`] made without moving it, if it can.
-pub(crate) fn resize_in_place(chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
+/// Resizes an allocation that [`alloc`] made without moving it, if it can;
+/// returns the resized block, valid for all of it (see
+/// `CaptureThread::resize_in_place`).
+pub(crate) fn resize_in_place(chunk: u32, ptr: *mut u8, layout: Layout, new_size: usize) -> Option<NonNull<u8>> {
     let region = Region::get().expect("a captured pointer implies the region");
     THREAD.with(|thread| thread.resize_in_place(region, chunk, ptr, layout, new_size))
 }
