@@ -46,3 +46,22 @@ fn a_block_in_a_run_of_its_own_grown_in_place_is_usable_past_the_bytes_the_calle
     assert!(capture_stats().active, "the capture served nothing");
     assert!(grown_in_place, "the block did not grow in its run");
 }
+
+// ---- the region's own reads -----------------------------------------------
+
+/// Reading the capture's counters reads no captured byte: a box made in the
+/// capture stays usable across it. A slice view of the region's mapping
+/// (taken to read its length) would be a read of every byte in it, which
+/// invalidates the box's unique borrow under Stacked Borrows (and races with
+/// every thread writing captured memory meanwhile).
+#[test]
+fn reading_the_capture_counters_leaves_captured_memory_alone() {
+    let sum = capture(|| {
+        let mut boxed = Box::new([1_u64, 2, 3, 4]);
+        let stats = capture_stats();
+        boxed[0] += 10;
+        assert!(stats.active && stats.reserved_bytes > 0, "the capture served nothing: {stats:?}");
+        boxed.iter().sum::<u64>()
+    });
+    assert_eq!(sum, 20);
+}

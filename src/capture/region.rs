@@ -17,7 +17,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-use memmap2::{MmapMut, MmapOptions, UncheckedAdvice};
+use memmap2::{MmapOptions, MmapRaw, UncheckedAdvice};
 
 use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
@@ -214,10 +214,14 @@ struct RunCache {
 /// `static` and never dropped).
 #[derive(Debug)]
 pub(crate) struct Region {
-    memory: MmapMut,
+    /// A raw mapping, never viewed as a slice: a `&[u8]` over the region
+    /// would assert that no captured byte changes while it lives (and under
+    /// Stacked Borrows read them all, ending the unique borrows of captured
+    /// allocations that their owners still use).
+    memory: MmapRaw,
     lead: usize,
     start: NonNull<u8>,
-    _record_memory: MmapMut,
+    _record_memory: MmapRaw,
     records: NonNull<RunRecord>,
     chunks: u32,
     cache: Mutex<RunCache>,
@@ -248,14 +252,14 @@ impl Region {
         // Miri maps only `MAP_PRIVATE | MAP_ANONYMOUS` and allocates every
         // byte it maps: there, the smallest region, with swap reserved.
         let mut bytes = if cfg!(miri) { MIN_REGION_BYTES } else { MAX_REGION_BYTES };
-        let mut memory = loop {
+        let memory = loop {
             let mut options = MmapOptions::new();
             options.len(2 * bytes);
             if !cfg!(miri) {
                 options.no_reserve_swap();
             }
             match options.map_anon() {
-                Ok(map) => break map,
+                Ok(map) => break MmapRaw::from(map),
                 Err(_) if bytes > MIN_REGION_BYTES => bytes /= 2,
                 Err(_) => return None,
             }
@@ -267,7 +271,7 @@ impl Region {
         // With swap reserved (unlike the region): a mapping of other flags,
         // so the kernel never merges the two and the region's resident
         // pages can be read apart (`/proc/self/smaps`) from the records'.
-        let mut record_memory = MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?;
+        let record_memory = MmapRaw::from(MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?);
         // SAFETY: `lead + bytes` is within the mapping (see above).
         let start = NonNull::new(unsafe { memory.as_mut_ptr().add(lead) })?;
         let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
