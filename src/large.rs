@@ -11,7 +11,7 @@
 use std::io;
 use std::ptr::NonNull;
 
-use memmap2::{Advice, MmapMut, MmapOptions, UncheckedAdvice};
+use memmap2::{Advice, MmapOptions, MmapRaw, UncheckedAdvice};
 
 use crate::config::{MapOptions, ReturnMode};
 use crate::slab::PAGE_BYTES;
@@ -35,12 +35,15 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
 /// One anonymous, private, read-write mapping.
 ///
 /// Invariants: `map` is valid for reads and writes of `map.len()` bytes while
-/// the block exists, and is unmapped when it is dropped; `zeroed` is true only
+/// the block exists, and is unmapped when it is dropped; it is a raw mapping,
+/// never viewed as a slice (a `&[u8]` over a handed-out block would assert
+/// that its owner changes none of its bytes, and under Stacked Borrows read
+/// them all, ending the owner's unique borrows); `zeroed` is true only
 /// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`);
 /// `locked` is true exactly when the pages are locked (`mlock`).
 pub(crate) struct LargeBlock {
-    map: MmapMut,
-    /// `map`'s first byte, taken once (reading it needs `&mut MmapMut`).
+    map: MmapRaw,
+    /// `map`'s first byte, taken once.
     ptr: NonNull<u8>,
     pub(crate) zeroed: bool,
     locked: bool,
@@ -80,8 +83,8 @@ impl LargeBlock {
         if options.populate {
             builder.populate();
         }
-        let mut map = match builder.map_anon() {
-            Ok(map) => map,
+        let map = match builder.map_anon() {
+            Ok(map) => MmapRaw::from(map),
             Err(error) => {
                 crate::process::release(len);
                 return Err(MapError::Map(error.raw_os_error()));
