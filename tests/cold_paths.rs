@@ -133,6 +133,20 @@ fn a_limit_lowered_below_the_bytes_in_use_refuses_requests_and_keeps_the_invaria
 
 // ---- exhausted memory ---------------------------------------------------
 
+/// Limits this process's address space (`RLIMIT_AS`) to what it maps now
+/// and `extra` bytes more.
+fn limit_address_space_to_mapped_plus(extra: usize) {
+    let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
+    unsafe {
+        let mut limit = std::mem::zeroed::<libc::rlimit>();
+        assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
+        limit.rlim_cur = pages * 4096 + extra as u64;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
+    }
+}
+
 /// Allocates with `malloc` until it refuses even 16 bytes; returns the blocks.
 fn exhaust_the_heap(blocks: &mut Vec<*mut libc::c_void>) {
     let mut size = 64 * MIB;
@@ -168,15 +182,7 @@ fn try_zeroed_returns_an_error_once_memory_is_exhausted() {
         arena::scope(|s| drop(s.filled(10, 0_u8))); // this thread's arena exists
         let mut hog = Vec::with_capacity(1 << 20);
         let mut refused = 0;
-        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
-        unsafe {
-            let mut limit = std::mem::zeroed::<libc::rlimit>();
-            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
-            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
-            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
-            limit.rlim_cur = pages * 4096 + 16 * MIB as u64;
-            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
-        }
+        limit_address_space_to_mapped_plus(16 * MIB);
         arena::scope(|s| {
             let mut held = Vec::with_capacity(64);
             exhaust_the_heap(&mut hog);
@@ -204,15 +210,7 @@ fn a_scope_exits_without_aborting_once_memory_is_exhausted() {
     in_child("a_scope_exits_without_aborting_once_memory_is_exhausted", &[], || {
         arena::scope(|s| drop(s.filled(10, 0_u8))); // this thread's arena exists
         let mut hog = Vec::with_capacity(1 << 20);
-        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
-        unsafe {
-            let mut limit = std::mem::zeroed::<libc::rlimit>();
-            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
-            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
-            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
-            limit.rlim_cur = pages * 4096 + 16 * MIB as u64;
-            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
-        }
+        limit_address_space_to_mapped_plus(16 * MIB);
         arena::scope(|outer| {
             // Side chunks of the outer scope, made while a child is open;
             // they become spare when the outer scope exits.
@@ -265,15 +263,7 @@ impl Drop for ExhaustOnThreadExit {
 fn a_thread_exits_without_aborting_once_memory_is_exhausted() {
     in_child("a_thread_exits_without_aborting_once_memory_is_exhausted", &[], || {
         *HOG.lock().unwrap() = Vec::with_capacity(1 << 20);
-        // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
-        unsafe {
-            let mut limit = std::mem::zeroed::<libc::rlimit>();
-            assert_eq!(libc::getrlimit(libc::RLIMIT_AS, &raw mut limit), 0);
-            let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
-            let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
-            limit.rlim_cur = pages * 4096 + 64 * MIB as u64;
-            assert_eq!(libc::setrlimit(libc::RLIMIT_AS, &raw const limit), 0);
-        }
+        limit_address_space_to_mapped_plus(64 * MIB);
         std::thread::spawn(|| {
             thread_local! {
                 static EXHAUST: ExhaustOnThreadExit = const { ExhaustOnThreadExit };
