@@ -304,15 +304,14 @@ fn a_child_opened_at_the_last_usable_byte_keeps_its_parents_top_block() {
                 let one = Layout::from_size_align(1, 1).unwrap();
                 let block = child.allocate(one).unwrap().cast::<u8>();
                 assert_eq!(in_use(), PAGE_SLAB_ROOM + GRAIN, "{placement:?}: one grain in the next slab");
-                // SAFETY: `full.size()` bytes of `parent`, kept (not the innermost scope's).
-                let _ = unsafe { parent.shrink(top, full, one) };
+                // SAFETY: `top` came from `parent` with `full`; `one` is not larger.
+                let shrunk = unsafe { parent.shrink(top, full, one) }.unwrap().cast::<u8>();
                 assert_eq!(in_use(), PAGE_SLAB_ROOM + GRAIN, "{placement:?}: the parent shrank under its child");
                 // SAFETY: `block` is the child's, with layout `one`.
                 unsafe { child.deallocate(block, one) };
                 assert_eq!(in_use(), PAGE_SLAB_ROOM);
-                // SAFETY: `top` is `parent`'s, shrunk to `one` in place, and
-                // not used again.
-                unsafe { parent.deallocate(top, one) };
+                // SAFETY: `shrunk` came from `parent` with `one`, and is not used again.
+                unsafe { parent.deallocate(shrunk, one) };
                 assert_eq!(in_use(), PAGE_SLAB_ROOM, "{placement:?}: the parent released under its child");
                 let again = child.allocate(Layout::from_size_align(100, 1).unwrap()).unwrap().cast::<u8>();
                 // SAFETY: 100 bytes of the child.
