@@ -436,9 +436,10 @@ impl Arena {
 
     /// Ends every path that changes more than the bump pointer: recomputes
     /// what the fast paths rely on (how far the current slab may be used
-    /// under the byte limit, the bytes in use outside the slabs) and advances
-    /// the depth below which scopes take the full exit, so that every open
-    /// scope does.
+    /// under the byte limit, the bytes in use outside the slabs) and sets
+    /// the depth at or below which scopes take the full exit: every open
+    /// scope, or every scope at all while memory is poisoned or the limit is
+    /// below the bytes in use.
     fn end_slow_path(&mut self) {
         self.high_water = self.high_water.max(self.fast_path_peak());
         let outside_slabs = self.side.in_use() + self.large.in_use() + self.bypass.in_use();
@@ -453,14 +454,6 @@ impl Arena {
         } else {
             (self.slabs.ptr_addr(), self.depth)
         };
-        debug_assert_eq!(self.full_exit_depth, self.full_exit_depth_now(), "one rule for the full exit");
-    }
-
-    /// [`full_exit_depth`](Arena::full_exit_depth) as a slow path ending now
-    /// leaves it: every open scope, or every scope at all while memory is
-    /// poisoned or the limit is below the bytes in use.
-    fn full_exit_depth_now(&self) -> usize {
-        if self.debug == Some(DebugMode::Poison) || self.limit_below_use { usize::MAX } else { self.depth }
     }
 
     fn bytes_in_use(&self) -> usize {
@@ -609,7 +602,7 @@ impl Arena {
         self.debug = Some(mode);
         // From now on every scope takes the full exit, if memory is poisoned;
         // else every scope open now does. (Under a limit below the bytes in
-        // use every scope does already: `full_exit_depth_now`.)
+        // use every scope does already: `end_slow_path`.)
         debug_assert!(
             !self.limit_below_use || self.full_exit_depth == usize::MAX,
             "a limit below the use lets scopes exit fast"

@@ -97,15 +97,17 @@ impl Arena {
         if size == 0 || !self.slabs.is_top(ptr, size) {
             return false;
         }
-        let lowered = self.slabs.pointer_without_top_block(ptr);
+        // Taken before the release's other work, so that the compiler need
+        // not load the pointer again to lower it. The slab's pointer, not the
+        // caller's: the caller's may be valid for `size` bytes alone.
+        let block = self.slabs.top_block(ptr);
         if self.note_high_water_or_poison() {
-            // SAFETY: the caller releases the top block at `ptr`, which takes
+            // SAFETY: the caller releases the top block at `block`, which takes
             // `size` rounded up to grains (the rest of its last grain may hold
-            // bytes of a size it was shrunk from). Written through the slab's
-            // pointer: the caller's may be valid for `size` bytes alone.
-            unsafe { self.release_watched(self.slabs.top_block(ptr), round_to_grain(size)) };
+            // bytes of a size it was shrunk from).
+            unsafe { self.release_watched(block, round_to_grain(size)) };
         }
-        self.slabs.release_top_block(lowered);
+        self.slabs.release_top_block(block);
         true
     }
 

@@ -512,35 +512,25 @@ impl SlabChain {
         self.ptr.addr().wrapping_sub(round_to_grain(size)) == ptr.as_ptr().addr()
     }
 
-    /// The pointer as it will be once the top block, which starts at `ptr`
-    /// (checked by [`is_top`](SlabChain::is_top)), is released:
-    /// `ptr`'s address with the provenance of the slab the pointer stays in.
-    /// Taken before the release's other work, so that the compiler need not
-    /// load the pointer again to make it.
-    #[inline(always)]
-    pub(super) fn pointer_without_top_block(&self, ptr: NonNull<u8>) -> *mut u8 {
-        debug_assert!(ptr.as_ptr().addr() <= self.ptr.addr(), "not below the pointer");
-        self.ptr.with_addr(ptr.as_ptr().addr())
-    }
-
     /// The top block, which starts at `ptr` (checked by
     /// [`is_top`](SlabChain::is_top)), with the provenance of the slab the
     /// pointer is in: valid for every byte the block takes, also those a
     /// growth in place just added, and the rest of its last grain. The
     /// caller's `ptr` may be valid for fewer (made from a reference to the
-    /// block as it was, as allocator-api2's `Box::into_vec` makes it).
+    /// block as it was, as allocator-api2's `Box::into_vec` makes it). Also
+    /// the pointer as it will be once the block is released.
     #[inline(always)]
     pub(super) fn top_block(&self, ptr: NonNull<u8>) -> NonNull<u8> {
+        debug_assert!(ptr.as_ptr().addr() <= self.ptr.addr(), "not below the pointer");
         // SAFETY: the address is `ptr`'s, which is not zero.
         unsafe { NonNull::new_unchecked(self.ptr.with_addr(ptr.as_ptr().addr())) }
     }
 
-    /// Releases the top block: `lowered` is
-    /// [`pointer_without_top_block`](SlabChain::pointer_without_top_block)'s
+    /// Releases the top block: `block` is [`top_block`](SlabChain::top_block)'s
     /// answer for it, and nothing moved the pointer since.
     #[inline(always)]
-    pub(super) fn release_top_block(&mut self, lowered: *mut u8) {
-        self.ptr = lowered;
+    pub(super) fn release_top_block(&mut self, block: NonNull<u8>) {
+        self.ptr = block.as_ptr();
     }
 
     /// Sets the end for the pointer about to move down to `addr`: as far as
