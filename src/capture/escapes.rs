@@ -14,10 +14,15 @@
 //! record takes only raw frames, with the `backtrace` crate's unwinder (not
 //! std's, and not under std's lock), and symbols are looked up only when the
 //! report is read, in [`first_capture_escape`], with no lock of ours held.
+//!
+//! No lock of ours is held while this module allocates or while it takes
+//! another of its locks: frames are shared (`Arc`), so reading a record
+//! under a lock allocates nothing, and an inner allocator that reads the
+//! report itself never waits for a lock its own thread holds.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::thread_state::BusyGuard;
 
@@ -47,13 +52,13 @@ struct Recorded {
     capture: (usize, u64),
     serial: u64,
     /// Raw frames only: symbolized when the report is read.
-    frames: backtrace::Backtrace,
+    frames: Arc<backtrace::Backtrace>,
 }
 
 /// The first escape as recorded, before its frames are symbolized.
 struct FirstEscape {
     bytes: usize,
-    frames: backtrace::Backtrace,
+    frames: Arc<backtrace::Backtrace>,
 }
 
 /// Turns the escape report on or off for the whole process. While on, every
@@ -94,10 +99,11 @@ pub fn debug_capture_escapes(on: bool) {
 pub fn first_capture_escape() -> Option<EscapeReport> {
     let _busy = BusyGuard::raise();
     let first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
-    let (bytes, mut frames) = first.as_ref().map(|first| (first.bytes, first.frames.clone()))?;
-    // Symbolized with no lock of ours held: the lookup allocates and may
-    // wait for the `backtrace` crate's own lock.
+    let (bytes, shared) = first.as_ref().map(|first| (first.bytes, Arc::clone(&first.frames)))?;
     drop(first);
+    // Copied and symbolized with no lock of ours held: both allocate, and
+    // the lookup may wait for the `backtrace` crate's own lock.
+    let mut frames = backtrace::Backtrace::clone(&shared);
     frames.resolve();
     Some(EscapeReport { bytes, backtrace: format!("{frames:?}") })
 }
@@ -121,7 +127,7 @@ pub(crate) fn record(addr: usize, bytes: usize, capture: (usize, u64)) {
     // Not std's `Backtrace`: its capture takes std's backtrace lock, which
     // this thread may hold already (this allocation can come from inside
     // std's backtrace code).
-    let frames = backtrace::Backtrace::new_unresolved();
+    let frames = Arc::new(backtrace::Backtrace::new_unresolved());
     let recorded = Recorded { bytes, capture, serial, frames };
     let replaced = LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(addr, recorded);
     drop(replaced);
@@ -139,17 +145,24 @@ pub(crate) fn forget(addr: usize) {
 /// of them if no escape was reported yet.
 pub(crate) fn report_first(capture: (usize, u64)) {
     let _busy = BusyGuard::raise();
-    let mut first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
+    let first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
     if first.is_some() {
         return;
     }
+    drop(first);
     let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-    let Some(escape) = live.values().filter(|r| r.capture == capture).min_by_key(|r| r.serial) else {
+    let escape = live.values().filter(|r| r.capture == capture).min_by_key(|r| r.serial);
+    let Some((bytes, frames)) = escape.map(|r| (r.bytes, Arc::clone(&r.frames))) else {
         return;
     };
-    let bytes = escape.bytes;
-    *first = Some(FirstEscape { bytes, frames: escape.frames.clone() });
     drop(live);
+    let mut first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
+    if first.is_some() {
+        // Another capture reported meanwhile. `frames` drops (and may free
+        // its copy) after the guard: locals drop in reverse order.
+        return;
+    }
+    *first = Some(FirstEscape { bytes, frames });
     // Printed with no lock of ours held: this thread may wait for standard
     // error's lock, whose holder may be about to report too.
     drop(first);

@@ -1,0 +1,94 @@
+//! An inner allocator of `GlobalArena` that reads the escape report from
+//! inside its own allocations: the report never holds one of its locks
+//! while it allocates, so the read returns. A deadlock would hang, so the
+//! case runs in a child process (this binary, started again) that is killed
+//! after a timeout.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use arena::{GlobalArena, capture};
+
+/// Forwards to the system allocator; while armed on its thread, each
+/// allocation first reads the escape report (not from inside that read).
+struct ReportReading;
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+    static READING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Reports read from inside an allocation.
+static READS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments.
+unsafe impl GlobalAlloc for ReportReading {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if ARMED.with(Cell::get) && !READING.with(|reading| reading.replace(true)) {
+            drop(arena::first_capture_escape());
+            READS.fetch_add(1, Ordering::Relaxed);
+            READING.with(|reading| reading.set(false));
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: GlobalArena<ReportReading> = GlobalArena::with_inner(ReportReading);
+
+const CASE: &str = "ARENA_ESCAPE_REPORT_INNER_CASE";
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+#[inline(never)]
+fn escaping_vec() -> Vec<u8> {
+    std::hint::black_box(vec![7_u8; 321])
+}
+
+/// The escape is recorded and reported with the inner allocator reading the
+/// report whenever the report's own bookkeeping allocates.
+fn report_read_from_the_inner_allocator() {
+    arena::debug_capture_escapes(true);
+    ARMED.with(|armed| armed.set(true));
+    let kept = capture(escaping_vec);
+    ARMED.with(|armed| armed.set(false));
+    arena::debug_capture_escapes(false);
+    assert!(READS.load(Ordering::Relaxed) > 0, "the inner allocator was never asked while armed");
+    let report = arena::first_capture_escape().expect("the vector escaped");
+    assert_eq!(report.bytes, 321);
+    assert!(report.backtrace.contains("escaping_vec"), "{}", report.backtrace);
+    drop(kept);
+}
+
+#[test]
+fn an_inner_allocator_reads_the_escape_report_without_deadlock() {
+    if std::env::var_os(CASE).is_some() {
+        return report_read_from_the_inner_allocator();
+    }
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "an_inner_allocator_reads_the_escape_report_without_deadlock", "--nocapture"])
+        .env(CASE, "1")
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("no return within {TIMEOUT:?} (deadlock)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}
