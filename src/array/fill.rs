@@ -296,10 +296,16 @@ fn write_chunks_in_parallel<T: Send>(
     for (index, chunk) in slots.chunks_mut(chunk_len).enumerate() {
         if panicked.binary_search_by_key(&index, |&(failed, _)| failed).is_err() {
             let chunk = std::ptr::from_mut(chunk) as *mut [T];
-            // SAFETY: the chunk's writer returned, so it wrote every slot (the
-            // writer's contract); nothing else owns the elements (no length
-            // covers them), and they are dropped once, here.
-            unsafe { std::ptr::drop_in_place(chunk) };
+            // An element's `Drop` that panics here must not leak the chunks
+            // after it; the writer's panic is the one that propagates.
+            let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: the chunk's writer returned, so it wrote every slot
+                // (the writer's contract); nothing else owns the elements (no
+                // length covers them), and they are dropped once, here (a
+                // slice's drop goes on to the rest of the chunk if one panics).
+                unsafe { std::ptr::drop_in_place(chunk) }
+            }));
+            drop(dropped);
         }
     }
     std::panic::resume_unwind(panicked.swap_remove(0).1);
@@ -338,6 +344,37 @@ mod tests {
         let mut out = Vec::with_capacity_in(4, Global);
         out.extend([1_u8, 2]);
         write_copy_once(&mut out, &[3, 4, 5], None);
+    }
+
+    #[test]
+    fn a_panicking_drop_while_cleaning_up_leaks_no_other_chunk() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static DROPPED: AtomicUsize = AtomicUsize::new(0);
+        /// Counts its drops; the one made from index 3 panics in its drop.
+        struct Loud(usize);
+        impl Drop for Loud {
+            fn drop(&mut self) {
+                DROPPED.fetch_add(1, Ordering::Relaxed);
+                assert_ne!(self.0, 3, "the element at 3 panics in its drop");
+            }
+        }
+        let mut out = Vec::<Loud, _>::with_capacity_in(40, Global);
+        // Chunks of 4: the last one (36..40) panics while it is written,
+        // after writing 36 and 37; every other chunk is written in full.
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            write_once(&mut out, 40, Some(4), |r| {
+                r.map(|i| {
+                    assert!(i < 38, "the writer of the last chunk panics");
+                    Loud(i)
+                })
+            });
+        }));
+        let payload = failed.unwrap_err();
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the writer of the last chunk panics"));
+        assert!(out.is_empty());
+        // Every element written is dropped: 36 of the full chunks, and the
+        // two the panicking writer made before it panicked.
+        assert_eq!(DROPPED.load(Ordering::Relaxed), 38);
     }
 
     #[test]
