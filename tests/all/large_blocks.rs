@@ -413,3 +413,34 @@ fn the_threshold_rule_holds_off_the_grain_and_the_page() {
         }
     }
 }
+
+#[test]
+fn grow_zeroed_keeps_the_old_bytes_and_zeroes_the_rest_wherever_the_block_lands() {
+    isolated();
+    let small = Layout::from_size_align(24, 8).unwrap();
+    let eight_mib = Layout::from_size_align(8 * MIB, 8).unwrap();
+    arena::scope(|s| {
+        // A large block written over, then released to the cache: the next
+        // large block of its class reuses it, dirty.
+        let dirty = s.allocate(eight_mib).unwrap().cast::<u8>();
+        // SAFETY: `dirty` is valid for writes of 8 MiB.
+        unsafe { dirty.as_ptr().write_bytes(0xFF, 8 * MIB) };
+        // SAFETY: `dirty` came from `s` with `eight_mib`.
+        unsafe { s.deallocate(dirty, eight_mib) };
+        let hits = arena::stats().large_cache_hits;
+        for (to, from_the_cache) in [(Layout::from_size_align(40, 8).unwrap(), false), (eight_mib, true)] {
+            let old = s.allocate(small).unwrap().cast::<u8>();
+            // SAFETY: `old` is valid for writes of 24 bytes.
+            unsafe { old.as_ptr().write_bytes(0xA5, 24) };
+            // SAFETY: `old` came from `s` with `small`, and `to` is larger.
+            let grown = unsafe { s.grow_zeroed(old, small, to) }.unwrap();
+            // SAFETY: `grown` is valid for reads of `to.size()` bytes.
+            let bytes = unsafe { grown.as_ref() };
+            assert!(bytes[..24].iter().all(|&b| b == 0xA5), "the old bytes moved ({} bytes)", to.size());
+            assert!(bytes[24..].iter().all(|&b| b == 0), "the rest reads as zeros ({} bytes)", to.size());
+            if from_the_cache {
+                assert_eq!(arena::stats().large_cache_hits, hits + 1, "the dirty cached block was reused");
+            }
+        }
+    });
+}
