@@ -16,6 +16,7 @@ use memmap2::{Advice, MmapOptions, MmapRaw, UncheckedAdvice};
 use crate::config::{MapOptions, ReturnMode};
 use crate::slab::PAGE_BYTES;
 use crate::stats::Counters;
+use crate::system::{SystemVec, system_vec};
 
 /// Blocks at least this large may ask for transparent huge pages.
 pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
@@ -175,9 +176,9 @@ struct ClassCache {
     class_bytes: usize,
     /// Resident blocks, counted against the retention budget, oldest release
     /// first, each with the tick of its release.
-    warm: Vec<(u64, LargeBlock)>,
+    warm: SystemVec<(u64, LargeBlock)>,
     /// Blocks whose pages were advised away: address space only.
-    cold: Vec<LargeBlock>,
+    cold: SystemVec<LargeBlock>,
 }
 
 /// Released large blocks by size class, bounded by a retention budget.
@@ -188,9 +189,8 @@ struct ClassCache {
 ///
 /// Invariant: `warm_bytes` is the total length of all warm blocks, `cold_bytes`
 /// of all cold ones; no cached block is referenced by anything.
-#[derive(Default)]
 pub(crate) struct LargeBlockCache {
-    classes: Vec<ClassCache>,
+    classes: SystemVec<ClassCache>,
     pub(crate) warm_bytes: usize,
     pub(crate) cold_bytes: usize,
     /// Counts releases; orders the warm blocks.
@@ -199,7 +199,7 @@ pub(crate) struct LargeBlockCache {
 
 impl LargeBlockCache {
     pub(crate) const fn new() -> LargeBlockCache {
-        LargeBlockCache { classes: Vec::new(), warm_bytes: 0, cold_bytes: 0, tick: 0 }
+        LargeBlockCache { classes: system_vec(), warm_bytes: 0, cold_bytes: 0, tick: 0 }
     }
 
     /// Whether the list of classes has memory of its own (else dropping the
@@ -240,7 +240,7 @@ impl LargeBlockCache {
     pub(crate) fn give_back_smaller(&mut self, class_bytes: usize, mode: ReturnMode, os: &mut Counters) {
         for index in 0..self.classes.len() {
             if self.classes[index].class_bytes < class_bytes {
-                for (_, block) in std::mem::take(&mut self.classes[index].warm) {
+                for (_, block) in std::mem::replace(&mut self.classes[index].warm, system_vec()) {
                     self.warm_bytes -= block.len();
                     self.give_back(index, block, mode, os);
                 }
@@ -255,7 +255,7 @@ impl LargeBlockCache {
             Some(index) => Some(index),
             None => {
                 self.classes.try_reserve(1).ok()?;
-                self.classes.push(ClassCache { class_bytes, warm: Vec::new(), cold: Vec::new() });
+                self.classes.push(ClassCache { class_bytes, warm: system_vec(), cold: system_vec() });
                 Some(self.classes.len() - 1)
             }
         }
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn cache_keeps_blocks_within_budget_and_returns_the_rest() {
-        let mut cache = LargeBlockCache::default();
+        let mut cache = LargeBlockCache::new();
         let mut os = Counters::default();
         for _ in 0..3 {
             let (block, _) = LargeBlock::map(1 << 20, MapOptions::default()).unwrap();

@@ -97,6 +97,7 @@ mod stats;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod sync;
+mod system;
 mod thread_state;
 
 pub use allocator_api2::alloc::AllocError;
@@ -120,6 +121,8 @@ pub use process::{default_config, process_held_bytes, process_limit, set_default
 pub use scope::{
     Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
 };
+#[doc(hidden)]
+pub use slab::__set_slab_source;
 
 /// The shared-state types, for the loom models in `tests/loom.rs` only.
 #[cfg(loom)]

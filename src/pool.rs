@@ -13,6 +13,7 @@ use crate::large::LargeBlock;
 use crate::slab::Slab;
 use crate::stats::Counters;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::system::{SystemVec, system_vec};
 
 /// Default bound on the bytes the pool holds.
 pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
@@ -32,9 +33,11 @@ pub struct SlabPool {
     nonempty: AtomicBool,
 }
 
+/// The pool's lists, from [`System`](std::alloc::System) like the arenas'
+/// (see `crate::system`): a thread's exit gives its memory here.
 struct PoolContents {
-    slabs: Vec<Slab>,
-    blocks: Vec<LargeBlock>,
+    slabs: SystemVec<Slab>,
+    blocks: SystemVec<LargeBlock>,
     bytes: usize,
 }
 
@@ -42,7 +45,7 @@ impl SlabPool {
     #[cfg(not(loom))]
     pub const fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
-            held: Mutex::new(PoolContents { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
+            held: Mutex::new(PoolContents { slabs: system_vec(), blocks: system_vec(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
             warm_slab_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
@@ -54,7 +57,7 @@ impl SlabPool {
     #[cfg(loom)]
     pub fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
-            held: Mutex::new(PoolContents { slabs: Vec::new(), blocks: Vec::new(), bytes: 0 }),
+            held: Mutex::new(PoolContents { slabs: system_vec(), blocks: system_vec(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
             warm_slab_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
@@ -83,7 +86,7 @@ impl SlabPool {
         self.give(block, len, |held| &mut held.blocks)
     }
 
-    fn give<T>(&self, item: T, len: usize, list: impl FnOnce(&mut PoolContents) -> &mut Vec<T>) -> Option<T> {
+    fn give<T>(&self, item: T, len: usize, list: impl FnOnce(&mut PoolContents) -> &mut SystemVec<T>) -> Option<T> {
         let mut held = self.held();
         if held.bytes + len > self.budget_bytes.load(Ordering::Relaxed) {
             return Some(item);

@@ -1,11 +1,41 @@
 //! Memory regions from the system allocator that the bump path carves up.
 
-use std::alloc::{self, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 pub(crate) use crate::config::PAGE_BYTES;
 
-/// One region obtained from the system allocator and returned to it on drop.
+/// Where slabs come from instead of [`System`], if a test set it
+/// ([`__set_slab_source`]). Read only when a slab is made or freed.
+static SLAB_SOURCE: OnceLock<SlabSource> = OnceLock::new();
+
+/// A test's allocator for slabs (see [`__set_slab_source`]).
+struct SlabSource {
+    alloc: unsafe fn(Layout) -> *mut u8,
+    dealloc: unsafe fn(*mut u8, Layout),
+}
+
+/// Makes every slab and side chunk of the process come from `alloc` and go
+/// back to `dealloc` instead of the system allocator. For tests only: they
+/// place slabs at chosen addresses (slabs that touch), which they cannot do
+/// through the `#[global_allocator]`, since the arena never calls it. The
+/// first call sets the source; later calls change nothing.
+///
+/// # Safety
+/// - No slab or side chunk exists yet in the process (none was made before
+///   the first call), so that each goes back to the source it came from;
+/// - `alloc(layout)` returns null or a block of `layout.size()` bytes aligned
+///   to `layout.align()`, valid for reads and writes and used by nothing else
+///   until `dealloc` gets it back with the same layout; both may be called
+///   from any thread, also during a thread's teardown.
+#[doc(hidden)]
+pub unsafe fn __set_slab_source(alloc: unsafe fn(Layout) -> *mut u8, dealloc: unsafe fn(*mut u8, Layout)) {
+    let _ = SLAB_SOURCE.set(SlabSource { alloc, dealloc });
+}
+
+/// One region obtained from the system allocator (or the test's
+/// [`__set_slab_source`]) and returned to it on drop.
 ///
 /// Invariants: `start` is aligned to [`PAGE_BYTES`] and valid for reads and
 /// writes of `len` bytes for as long as the `Slab` exists; `len` is a
@@ -30,8 +60,14 @@ impl Slab {
         }
         let layout = Layout::from_size_align(len, PAGE_BYTES).ok()?;
         crate::process::acquire(len).ok()?;
-        // SAFETY: `layout` has a non-zero size (checked above).
-        let Some(start) = NonNull::new(unsafe { alloc::alloc(layout) }) else {
+        let start = match SLAB_SOURCE.get() {
+            // SAFETY: `layout` has a non-zero size (checked above); the source
+            // hands out blocks as `System` does (`__set_slab_source`'s contract).
+            Some(source) => unsafe { (source.alloc)(layout) },
+            // SAFETY: `layout` has a non-zero size (checked above).
+            None => unsafe { System.alloc(layout) },
+        };
+        let Some(start) = NonNull::new(start) else {
             crate::process::release(len);
             return None;
         };
@@ -63,9 +99,18 @@ impl Slab {
 
 impl Drop for Slab {
     fn drop(&mut self) {
-        // SAFETY: `start` came from `alloc::alloc` with exactly this layout
-        // (the invariants of `Slab`), and is freed once, here.
-        unsafe { alloc::dealloc(self.start.as_ptr(), Layout::from_size_align_unchecked(self.len, PAGE_BYTES)) }
+        // SAFETY: `len` is a non-zero multiple of the page size, a power of two
+        // (the invariants of `Slab`).
+        let layout = unsafe { Layout::from_size_align_unchecked(self.len, PAGE_BYTES) };
+        match SLAB_SOURCE.get() {
+            // SAFETY: `start` came from the source with exactly this layout: the
+            // source was set before any slab was made (`__set_slab_source`'s
+            // contract), and is never unset. Freed once, here.
+            Some(source) => unsafe { (source.dealloc)(self.start.as_ptr(), layout) },
+            // SAFETY: `start` came from `System` with exactly this layout (no
+            // source is set, and none was when it was made), freed once, here.
+            None => unsafe { System.dealloc(self.start.as_ptr(), layout) },
+        }
         crate::process::release(self.len);
     }
 }

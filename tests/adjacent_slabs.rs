@@ -1,24 +1,25 @@
-//! Slabs that touch: a global allocator that hands out page-aligned blocks
-//! downwards, each ending where the previous one starts (as `mmap` often
-//! places mappings). A scope's start is recorded as the bump pointer's
-//! address, and the end of one slab is then the start of another: the
-//! arena must still tell which slab a scope started in.
+//! Slabs that touch: a slab source (`arena::__set_slab_source`) that hands
+//! out page-aligned blocks downwards, each ending where the previous one
+//! starts (as `mmap` often places mappings). A scope's start is recorded as
+//! the bump pointer's address, and the end of one slab is then the start of
+//! another: the arena must still tell which slab a scope started in.
 //!
-//! Its own test binary: the global allocator is this process's.
+//! Its own test binary: the slab source is this process's.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use arena::Config;
 
 const PAGE: usize = 4096;
 const REGION_PAGES: usize = 256;
 
-/// Page-aligned requests come from `region`, from its top down, so that
-/// each block ends where the one before it starts; the rest go to `System`.
-/// Page blocks are never reused (the region is large enough for the test).
-/// `repr(C)` keeps the region first, where `Aligned` puts it on a page.
+/// Slabs come from `region`, from its top down, so that each ends where the
+/// one before it starts. Slabs are never reused (the region is large enough
+/// for the test). `repr(C)` keeps the region first, where `Aligned` puts it
+/// on a page.
 #[repr(C)]
 struct Downwards {
     region: UnsafeCell<[u8; PAGE * REGION_PAGES]>,
@@ -33,39 +34,45 @@ unsafe impl Sync for Downwards {}
 #[repr(align(4096))]
 struct Aligned(Downwards);
 
-// SAFETY: blocks from the region are disjoint, page-aligned and within the
-// region, and live until the process ends; other requests are `System`'s.
-unsafe impl GlobalAlloc for Aligned {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.align() != PAGE {
-            // SAFETY: forwarded with the caller's layout.
-            return unsafe { System.alloc(layout) };
-        }
-        let size = layout.size().next_multiple_of(PAGE);
-        let taken = self.0.taken.fetch_add(size, Ordering::Relaxed) + size;
-        if taken > PAGE * REGION_PAGES {
-            return std::ptr::null_mut();
-        }
-        self.0.region.get().cast::<u8>().wrapping_add(PAGE * REGION_PAGES - taken)
-    }
+static SLABS: Aligned =
+    Aligned(Downwards { region: UnsafeCell::new([0; PAGE * REGION_PAGES]), taken: AtomicUsize::new(0) });
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if layout.align() != PAGE {
-            // SAFETY: `ptr` came from `System` with this layout (`alloc` above).
-            unsafe { System.dealloc(ptr, layout) }
-        }
+/// The next slab, right below the one before: `layout` is a slab's (page
+/// aligned, whole pages).
+unsafe fn take_slab(layout: Layout) -> *mut u8 {
+    assert_eq!(layout.align(), PAGE, "a slab is page-aligned");
+    let size = layout.size().next_multiple_of(PAGE);
+    let taken = SLABS.0.taken.fetch_add(size, Ordering::Relaxed) + size;
+    if taken > PAGE * REGION_PAGES {
+        return std::ptr::null_mut();
     }
+    SLABS.0.region.get().cast::<u8>().wrapping_add(PAGE * REGION_PAGES - taken)
 }
 
-#[global_allocator]
-static ALLOCATOR: Aligned =
-    Aligned(Downwards { region: UnsafeCell::new([0; PAGE * REGION_PAGES]), taken: AtomicUsize::new(0) });
+/// Slabs are never handed out again.
+unsafe fn give_back_slab(_: *mut u8, _: Layout) {}
+
+/// Held by each test: a thread of another test taking slabs in between
+/// would separate slabs that a test expects to touch.
+static PLACING: Mutex<()> = Mutex::new(());
+
+/// Every slab of the process from [`SLABS`], and no other test placing
+/// slabs until the guard drops; each test calls it first.
+fn touching_slabs() -> MutexGuard<'static, ()> {
+    // SAFETY: every test calls this before its first arena operation, and the
+    // first call sets the source, so no slab exists before it; the blocks of
+    // `take_slab` are disjoint page-aligned pieces of a static region, each
+    // handed out once and never used by anything else.
+    unsafe { arena::__set_slab_source(take_slab, give_back_slab) };
+    PLACING.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// A parent fills a slab as far as the pointer goes, a child opens there and
 /// spills into a new slab: the child's exit must give back only its own
 /// memory, however the parent's slabs touch.
 #[test]
 fn a_child_opened_at_the_top_of_a_full_slab_releases_only_its_own_memory() {
+    let _placing = touching_slabs();
     let config = Config { first_slab_bytes: PAGE, max_slab_bytes: PAGE, use_pool: false, ..Config::DEFAULT };
     for fill in [PAGE - 64, PAGE - 1, PAGE] {
         // A fresh thread: a fresh arena, whose slabs come one below the other.
@@ -75,6 +82,14 @@ fn a_child_opened_at_the_top_of_a_full_slab_releases_only_its_own_memory() {
                 let first = parent.filled(1000, 0xA1_u8);
                 // The next slab, right below the first: filled as far as it goes.
                 let second = parent.filled(fill, 0xB2_u8);
+                // Each block starts its slab, so their distance is the second
+                // slab's length (bypass mode has no slabs).
+                let below = first.as_ptr().addr().wrapping_sub(second.as_ptr().addr());
+                let bypass = arena::DebugMode::from_env() == arena::DebugMode::Bypass;
+                assert!(
+                    bypass || [PAGE, 2 * PAGE].contains(&below),
+                    "fill {fill}: the second slab does not end at the first"
+                );
                 let kept = arena::stats().bytes_in_use;
                 parent.scope(|child| drop(child.filled(3000, 0xC3_u8)));
                 assert_eq!(arena::stats().bytes_in_use, kept, "fill {fill}: the child's exit changed the parent's use");
@@ -97,6 +112,7 @@ fn a_child_opened_at_the_top_of_a_full_slab_releases_only_its_own_memory() {
 /// still resizes and releases its top block in place.
 #[test]
 fn a_scope_resizes_its_top_block_in_place_in_a_slab_below_its_start() {
+    let _placing = touching_slabs();
     let config = Config { first_slab_bytes: PAGE, max_slab_bytes: PAGE, use_pool: false, ..Config::DEFAULT };
     std::thread::spawn(move || {
         arena::configure(config);

@@ -1,11 +1,11 @@
 //! The harness's random sequences on a thread arena of one-page slabs that
-//! touch: a global allocator that places the page-aligned blocks of a thread
-//! (slabs, side chunks) one right after the other, upwards or downwards, so
-//! that the end of one slab is the start of the next. Scope starts are
-//! recorded as addresses, and every boundary between slabs is then an
-//! address two slabs share.
+//! touch: a slab source (`arena::__set_slab_source`) that places the slabs
+//! and side chunks of a thread one right after the other, upwards or
+//! downwards, so that the end of one slab is the start of the next. Scope
+//! starts are recorded as addresses, and every boundary between slabs is
+//! then an address two slabs share.
 //!
-//! Its own test binary: the global allocator is this process's.
+//! Its own test binary: the slab source is this process's.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -56,12 +56,18 @@ enum Placement {
 /// that a test expects to touch.
 static PLACING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs `f` on a fresh thread whose page-aligned blocks are placed by
-/// `placement`, no other thread placing any meanwhile.
+/// Runs `f` on a fresh thread whose slabs are placed by `placement`, no
+/// other thread placing any meanwhile.
 fn placed_by<R: Send + 'static>(
     placement: Placement,
     f: impl FnOnce() -> R + Send + 'static,
 ) -> std::thread::Result<R> {
+    // SAFETY: every test reaches the arena through this function or after
+    // calling it (`on_touching_thread`, `run_touching`), and the first call
+    // sets the source, so no slab exists before it; `place_slab` and
+    // `give_back_slab` hand out and take back blocks as `System` does
+    // (see `Touching`).
+    unsafe { arena::__set_slab_source(place_slab, give_back_slab) };
     let _placing = PLACING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     std::thread::spawn(move || {
         PLACEMENT.with(|cell| cell.set(placement));
@@ -153,33 +159,33 @@ impl Touching {
     }
 }
 
-// SAFETY: region blocks are disjoint page-aligned pieces of private
-// mappings, handed out once; freeing one only drops its pages' contents.
-// Everything else is the system allocator's.
-unsafe impl GlobalAlloc for Touching {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let placed = self.placed(layout);
-        // SAFETY: forwarded contract.
-        if placed.is_null() { unsafe { System.alloc(layout) } } else { placed }
-    }
+/// The slabs of every thread: placed in a region if the thread asks for it,
+/// else from `System`.
+static SLABS: Touching = Touching { up: Region::new(), down: Region::new() };
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if self.up.holds(ptr) || self.down.holds(ptr) {
-            #[cfg(not(miri))]
-            // SAFETY: the block is the caller's to give up; its pages read as
-            // zero afterwards, and the addresses are never handed out again.
-            unsafe {
-                libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED)
-            };
-        } else {
-            // SAFETY: `ptr` came from `System` with this layout.
-            unsafe { System.dealloc(ptr, layout) }
-        }
-    }
+/// A new slab or side chunk (`layout` is page-aligned): region blocks are
+/// disjoint page-aligned pieces of private mappings, handed out once.
+unsafe fn place_slab(layout: Layout) -> *mut u8 {
+    let placed = SLABS.placed(layout);
+    // SAFETY: forwarded contract.
+    if placed.is_null() { unsafe { System.alloc(layout) } } else { placed }
 }
 
-#[global_allocator]
-static GLOBAL: Touching = Touching { up: Region::new(), down: Region::new() };
+/// Frees a slab of [`place_slab`]: freeing a region block only drops its
+/// pages' contents; everything else is the system allocator's.
+unsafe fn give_back_slab(ptr: *mut u8, layout: Layout) {
+    if SLABS.up.holds(ptr) || SLABS.down.holds(ptr) {
+        #[cfg(not(miri))]
+        // SAFETY: the block is the caller's to give up; its pages read as
+        // zero afterwards, and the addresses are never handed out again.
+        unsafe {
+            libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED)
+        };
+    } else {
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
 
 /// Runs `bytes` on a fresh thread whose arena has slabs of `slab_pages`
 /// pages placed by `placement`, without the pool (so every slab is new).

@@ -206,7 +206,10 @@ fn the_arenas_own_bookkeeping_is_never_captured() {
         });
         assert_eq!(sum, 10_000 * 63 * 64 / 2);
         let stats = capture_stats();
-        assert!(stats.thread.forwarded_allocations > 0, "the arena's slabs came from the inner allocator");
+        // The arena's slabs and lists come from the system allocator, never
+        // through the global one: only the test's own vector is captured.
+        assert_eq!(stats.thread.captured_allocations, 1, "only the vector of arrays is captured: {stats:?}");
+        assert_eq!(stats.thread.forwarded_allocations, 0, "the arena reached the global allocator: {stats:?}");
         assert_eq!(stats.thread.escaped_allocations, 0, "nothing of the arena outlives the capture: {stats:?}");
     })
     .join()
@@ -239,7 +242,12 @@ fn an_owned_arenas_own_memory_is_never_captured() {
             after.thread.escaped_allocations, before.thread.escaped_allocations,
             "nothing of an owned arena outlives the capture: {after:?}"
         );
-        assert!(after.thread.forwarded_allocations > before.thread.forwarded_allocations);
+        // Nothing of the arena reaches the global allocator at all.
+        assert_eq!(
+            (after.thread.captured_allocations, after.thread.forwarded_allocations),
+            (before.thread.captured_allocations, before.thread.forwarded_allocations),
+            "an owned arena reached the global allocator: {after:?}"
+        );
         drop(owned);
     })
     .join()

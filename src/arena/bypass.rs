@@ -4,14 +4,16 @@
 //! nothing, as a real allocator would free it, so that memory checkers see
 //! every bound and every use after a release.
 
-use std::alloc::{self, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use crate::system::{SystemVec, system_vec};
+
 /// One allocation made in bypass mode.
 ///
-/// Invariant: `ptr` came from `alloc::alloc(layout)`, is freed exactly once
+/// Invariant: `ptr` came from `System.alloc(layout)`, is freed exactly once
 /// (when it is released, its scope exits or the arena drops), and
 /// `layout.size() > 0`.
 struct BypassBlock {
@@ -29,14 +31,14 @@ struct BypassBlock {
 /// Invariants: `in_use` is the total size of `live`; `serial` is the number
 /// of blocks made so far, above every live block's.
 pub(super) struct BypassBlocks {
-    live: Vec<BypassBlock>,
+    live: SystemVec<BypassBlock>,
     in_use: usize,
     serial: u64,
 }
 
 impl BypassBlocks {
     pub(super) const fn new() -> BypassBlocks {
-        BypassBlocks { live: Vec::new(), in_use: 0, serial: 0 }
+        BypassBlocks { live: system_vec(), in_use: 0, serial: 0 }
     }
 
     /// Blocks made so far (a checkpoint's record of this part).
@@ -68,7 +70,7 @@ impl BypassBlocks {
         // The record's room first: a full list must not lose a block it made.
         self.live.try_reserve(1).map_err(|_| AllocError)?;
         // SAFETY: `layout` has a non-zero size (the caller's contract).
-        let ptr = NonNull::new(unsafe { alloc::alloc(layout) }).ok_or(AllocError)?;
+        let ptr = NonNull::new(unsafe { System.alloc(layout) }).ok_or(AllocError)?;
         self.in_use += layout.size();
         self.live.push(BypassBlock { ptr, layout, serial: self.serial, depth });
         self.serial += 1;
@@ -84,9 +86,9 @@ impl BypassBlocks {
         };
         let BypassBlock { ptr, layout, .. } = self.live.swap_remove(index);
         self.in_use -= layout.size();
-        // SAFETY: the block came from `alloc::alloc(layout)`, its owner has let
+        // SAFETY: the block came from `System.alloc(layout)`, its owner has let
         // go of it, and it left the list, so it is freed once.
-        unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+        unsafe { System.dealloc(ptr.as_ptr(), layout) };
         true
     }
 
@@ -101,10 +103,10 @@ impl BypassBlocks {
             }
             freed += 1;
             self.in_use -= block.layout.size();
-            // SAFETY: the block came from `alloc::alloc(layout)` and its scope
+            // SAFETY: the block came from `System.alloc(layout)` and its scope
             // has exited (or the arena is dropping): nothing refers to it; it
             // leaves the list, so it is freed once.
-            unsafe { alloc::dealloc(block.ptr.as_ptr(), block.layout) };
+            unsafe { System.dealloc(block.ptr.as_ptr(), block.layout) };
             false
         });
         freed

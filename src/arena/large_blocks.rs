@@ -2,7 +2,7 @@
 //! owns it, for an early release when the array holding it is dropped), the
 //! free list of records, and the size-class cache the blocks return to.
 
-use std::alloc::Layout;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 
@@ -14,13 +14,14 @@ use crate::large::{LargeBlock, LargeBlockCache, MapError, size_class};
 use crate::pool::SlabPool;
 use crate::stats::Counters;
 use crate::sync::ReleaseFlag;
+use crate::system::{SystemVec, system_vec};
 use crate::thread_state::BusyGuard;
 
 /// The record of one large block handed out by an arena.
 ///
-/// Records are boxed so that their address is stable, and owned by their
-/// [`LargeBlocks`] through raw pointers: a `ScopedArray` may point to one
-/// from another thread.
+/// Records are allocated one by one from [`System`] so that their address is
+/// stable, and owned by their [`LargeBlocks`] through raw pointers: a
+/// `ScopedArray` may point to one from another thread.
 ///
 /// Invariants: the plain fields are written only while the record is spare
 /// (nothing else points to it); while it is live they are read-only. `block`
@@ -133,8 +134,8 @@ pub(crate) struct LargeOwner {
 /// are their mapped and requested bytes. `spare` records are referenced by
 /// nothing. `serial` is the number of blocks handed out so far.
 pub(super) struct LargeBlocks {
-    live: Vec<NonNull<LargeRecord>>,
-    spare: Vec<NonNull<LargeRecord>>,
+    live: SystemVec<NonNull<LargeRecord>>,
+    spare: SystemVec<NonNull<LargeRecord>>,
     serial: u64,
     live_bytes: usize,
     in_use: usize,
@@ -147,8 +148,8 @@ pub(super) struct LargeBlocks {
 impl LargeBlocks {
     pub(super) const fn new() -> LargeBlocks {
         LargeBlocks {
-            live: Vec::new(),
-            spare: Vec::new(),
+            live: system_vec(),
+            spare: system_vec(),
             serial: 0,
             live_bytes: 0,
             in_use: 0,
@@ -269,7 +270,7 @@ impl LargeBlocks {
         if self.spare.is_empty() {
             let layout = Layout::new::<LargeRecord>();
             // SAFETY: `LargeRecord` is not zero-sized.
-            let record = NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError)?.cast::<LargeRecord>();
+            let record = NonNull::new(unsafe { System.alloc(layout) }).ok_or(AllocError)?.cast::<LargeRecord>();
             // SAFETY: `record` is valid for writes of one `LargeRecord`, fresh
             // and aligned for it (allocated with its layout).
             unsafe {
@@ -366,10 +367,13 @@ impl LargeBlocks {
     /// Frees the spare records.
     pub(super) fn free_spare_records(&mut self) {
         for record in self.spare.drain(..) {
-            // SAFETY: spare records were allocated with the global allocator
-            // and `LargeRecord`'s layout (as a `Box` is), hold an initialised
-            // record, and nothing points to them.
-            drop(unsafe { Box::from_raw(record.as_ptr()) });
+            // SAFETY: spare records were allocated from `System` with
+            // `LargeRecord`'s layout, hold an initialised record, and nothing
+            // points to them: each is dropped and freed once, here.
+            unsafe {
+                record.drop_in_place();
+                System.dealloc(record.as_ptr().cast::<u8>(), Layout::new::<LargeRecord>());
+            }
         }
     }
 

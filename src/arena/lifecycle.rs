@@ -13,7 +13,7 @@ impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),
     /// where the next new thread finds it; the rest goes back to the OS.
     fn drop(&mut self) {
-        // Frees through the global allocator and gives to the pool under its lock.
+        // Frees memory to the system and gives to the pool under its lock.
         let _busy = BusyGuard::raise();
         // The parts an arena that only bumps never used hold no block and own
         // no memory: one test spares it asking each of them.
@@ -188,7 +188,7 @@ impl Arena {
     /// assert_eq!(arena.stats().reserved_bytes, 0);
     /// ```
     pub fn trim(&mut self) {
-        // Frees through the global allocator (see `Arena::alloc_slow`).
+        // Frees memory to the system (see `Arena::alloc_slow`).
         let _busy = BusyGuard::raise();
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
         let large = &mut *self.large;

@@ -362,10 +362,10 @@ impl Arena {
     }
 
     /// A small request the current slab has no room for: a fresh slab (or,
-    /// in bypass mode, a system allocation of its own). Under the busy flag,
-    /// as every path of an owned arena that may call the global allocator:
-    /// inside a [`capture`](crate::capture) the arena's slabs and records then
-    /// come from the inner allocator, never from the capture.
+    /// in bypass mode, a system allocation of its own), from the system
+    /// allocator, never the `#[global_allocator]` (see `crate::system`): inside
+    /// a [`capture`](crate::capture) too, the arena's memory never comes from
+    /// the capture. Under the busy flag, as every slow path of an arena.
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_slow(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {

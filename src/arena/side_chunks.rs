@@ -18,6 +18,7 @@ use allocator_api2::alloc::AllocError;
 
 use crate::bump::bump_up;
 use crate::slab::Slab;
+use crate::system::{SystemVec, system_vec};
 
 /// Smallest side chunk; side allocations are rare, so a few pages suffice.
 pub(crate) const SIDE_CHUNK_BYTES: usize = 16 * 1024;
@@ -29,7 +30,7 @@ pub(crate) const SIDE_CHUNK_BYTES: usize = 16 * 1024;
 /// `chunks` is empty; `in_use` is the number of bytes handed out from
 /// `chunks`, padding included.
 struct SideBlocks {
-    chunks: Vec<Slab>,
+    chunks: SystemVec<Slab>,
     ptr: *mut u8,
     end: usize,
     in_use: usize,
@@ -37,7 +38,7 @@ struct SideBlocks {
 
 impl SideBlocks {
     const fn new() -> SideBlocks {
-        SideBlocks { chunks: Vec::new(), ptr: NonNull::<u8>::dangling().as_ptr(), end: 1, in_use: 0 }
+        SideBlocks { chunks: system_vec(), ptr: NonNull::<u8>::dangling().as_ptr(), end: 1, in_use: 0 }
     }
 }
 
@@ -55,8 +56,8 @@ pub(crate) struct SideAllocation {
 /// `in_use` of all of them and `held_bytes` the length of all their chunks;
 /// `spare` chunks are referenced by nothing and total `spare_bytes`.
 pub(crate) struct SideChunks {
-    by_depth: Vec<SideBlocks>,
-    spare: Vec<Slab>,
+    by_depth: SystemVec<SideBlocks>,
+    spare: SystemVec<Slab>,
     spare_bytes: usize,
     in_use: usize,
     held_bytes: usize,
@@ -64,7 +65,7 @@ pub(crate) struct SideChunks {
 
 impl SideChunks {
     pub(crate) const fn new() -> SideChunks {
-        SideChunks { by_depth: Vec::new(), spare: Vec::new(), spare_bytes: 0, in_use: 0, held_bytes: 0 }
+        SideChunks { by_depth: system_vec(), spare: system_vec(), spare_bytes: 0, in_use: 0, held_bytes: 0 }
     }
 
     /// Whether any list has memory of its own (else dropping the part does

@@ -6,8 +6,11 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
+use allocator_api2::collections::TryReserveError;
+
 use crate::bump::{self, round_to_grain};
 use crate::slab::{PAGE_BYTES, Slab};
+use crate::system::{SystemVec, system_vec};
 
 /// The bump pointer of an empty chain: dangling, non-null and on a grain,
 /// at `EMPTY_END` (no room, so the first request takes the slow path).
@@ -68,15 +71,14 @@ pub(super) struct Entry {
 /// besides.
 ///
 /// Invariant: `rest` is empty while `first` is `None`.
-#[derive(Default)]
 pub(super) struct SlabList {
     first: Option<Entry>,
-    rest: Vec<Entry>,
+    rest: SystemVec<Entry>,
 }
 
 impl SlabList {
     const fn new() -> SlabList {
-        SlabList { first: None, rest: Vec::new() }
+        SlabList { first: None, rest: system_vec() }
     }
 
     pub(super) fn len(&self) -> usize {
@@ -108,7 +110,7 @@ impl SlabList {
     /// Makes room for one more entry, so that [`insert`](SlabList::insert)
     /// allocates nothing.
     #[inline]
-    fn try_reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
+    fn try_reserve_one(&mut self) -> Result<(), TryReserveError> {
         if self.first.is_none() { Ok(()) } else { self.rest.try_reserve(1) }
     }
 
@@ -389,7 +391,7 @@ impl SlabChain {
     /// Makes room to record one more slab, so that
     /// [`advance_to_new`](SlabChain::advance_to_new) allocates nothing.
     #[inline]
-    pub(super) fn reserve_one(&mut self) -> Result<(), std::collections::TryReserveError> {
+    pub(super) fn reserve_one(&mut self) -> Result<(), TryReserveError> {
         self.slabs.try_reserve_one()
     }
 
