@@ -209,8 +209,6 @@ fn operations_from_the_pool() {
     });
 }
 
-const TEST_NAME: &str = "arena_operations_never_call_the_global_allocator";
-
 #[test]
 fn arena_operations_never_call_the_global_allocator() {
     let mode = arena::DebugMode::from_env();
@@ -223,8 +221,10 @@ fn arena_operations_never_call_the_global_allocator() {
         arena::configure_pool(256 << 20);
     });
     assert_eq!(pool, none, "{mode:?}: the pool's budget and trim");
+    // The same test again in each debug mode, in a process of its own.
     #[cfg(not(miri))]
     if mode == arena::DebugMode::Off {
+        const TEST_NAME: &str = "arena_operations_never_call_the_global_allocator";
         for mode in ["bypass", "poison"] {
             let exe = std::env::current_exe().expect("this test binary");
             let child = std::process::Command::new(exe)
