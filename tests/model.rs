@@ -13,10 +13,11 @@ use arena_harness::{
 };
 use proptest::prelude::*;
 
-/// The system allocator, except that on a thread that turned [`PACKING`] on,
-/// page-aligned requests (the arena's slabs and side chunks) are carved back
-/// to back from one region and never reused: blocks end up adjacent, as
-/// jemalloc or mimalloc may place them (glibc puts a header between them).
+/// The slab source of this process (`arena::__set_slab_source`): the system
+/// allocator, except that on a thread that turned [`PACKING`] on, slabs and
+/// side chunks are carved back to back from one region and never reused:
+/// they end up adjacent, as jemalloc or mimalloc may place them (glibc puts
+/// a header between them).
 struct PackedPages;
 
 thread_local! {
@@ -68,45 +69,33 @@ impl PackedPages {
     }
 }
 
-// SAFETY: packed blocks are disjoint, page-aligned pieces of one region,
-// handed out once and never freed (`dealloc` ignores them); everything else
-// is the system allocator's.
-unsafe impl GlobalAlloc for PackedPages {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let packed = self.packed(layout);
-        // SAFETY: forwarded contract.
-        if packed.is_null() { unsafe { System.alloc(layout) } } else { packed }
-    }
+/// A slab or side chunk: packed blocks are disjoint, page-aligned pieces of
+/// one region, handed out once; everything else is the system allocator's.
+unsafe fn pack_slab(layout: Layout) -> *mut u8 {
+    let packed = PackedPages.packed(layout);
+    // SAFETY: forwarded contract.
+    if packed.is_null() { unsafe { System.alloc(layout) } } else { packed }
+}
 
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if !self.in_region(ptr) {
-            // SAFETY: not packed, so it came from `System` with `layout`.
-            unsafe { System.dealloc(ptr, layout) }
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if !self.in_region(ptr) && layout.align() != 4096 {
-            // SAFETY: not packed (nor to be), so it is `System`'s, with `layout`.
-            return unsafe { System.realloc(ptr, layout, new_size) };
-        }
-        // SAFETY: the caller's contract makes `new_layout` valid and `ptr`
-        // valid for `layout.size()` bytes; the new block is fresh, so the
-        // copy does not overlap; `ptr` is freed through `self`, as allocated.
-        unsafe {
-            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-            let new = self.alloc(new_layout);
-            if !new.is_null() {
-                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
-                self.dealloc(ptr, layout);
-            }
-            new
-        }
+/// Frees a block of [`pack_slab`]: packed blocks are never freed.
+unsafe fn free_slab(ptr: *mut u8, layout: Layout) {
+    if !PackedPages.in_region(ptr) {
+        // SAFETY: not packed, so it came from `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
     }
 }
 
-#[global_allocator]
-static GLOBAL: PackedPages = PackedPages;
+/// Sets the slab source before `main`, so that no slab of this process
+/// predates it (`arena::__set_slab_source`'s contract) whichever test runs first.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static SET_SLAB_SOURCE: extern "C" fn() = set_slab_source;
+
+extern "C" fn set_slab_source() {
+    // SAFETY: runs before `main`, so before any slab exists; `pack_slab` and
+    // `free_slab` hand out and take back blocks as `System` does.
+    unsafe { arena::__set_slab_source(pack_slab, free_slab) };
+}
 
 fn run_ok(header: Header, ops: &[Op]) -> RunSummary {
     let bytes = harness::encode(header, ops);
@@ -357,7 +346,7 @@ fn freeing_a_side_block_adjacent_to_the_first_slab_keeps_the_bump_pointer_in_the
         Op::Close,
     ];
     // A fresh thread: its arena is empty, and with `use_pool: false` its
-    // first slab comes from the (packing) global allocator.
+    // first slab comes from the (packing) slab source.
     let header = Header { large_threshold: LargeThreshold::Standard, use_pool: false, large_slabs: false };
     let bytes = harness::encode(header, &ops);
     let result = std::thread::spawn(move || {
