@@ -1,9 +1,8 @@
 //! This thread's state: its flags (is an arena operation under way, is the
-//! thread's arena registered, destroyed) and its arena, in one
-//! thread-local block, so that the scope fast path tests the flags and
-//! reaches the arena from one base address. The `scope` layer owns the
-//! arena's life (first use, teardown); every layer raises the busy flag
-//! around work that may call the global allocator.
+//! thread's arena registered, destroyed) and its arena, in one `const`
+//! thread-local block. The `scope` layer owns the arena's life (first use,
+//! teardown); every layer raises the busy flag around work that may take the
+//! pool's lock or call the system.
 
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;
@@ -11,15 +10,18 @@ use std::ptr::NonNull;
 
 use crate::arena::Arena;
 
-/// The per-thread flags, in one byte so that the hot path tests them all
-/// with one compare: zero means this thread's arena is ready for use.
+/// The per-thread flags, in one byte so that the entry points that read or
+/// change the arena's state test them all with one compare: zero means the
+/// arena is registered, not destroyed, and not in the middle of an operation.
 pub(crate) mod thread_flags {
-    /// An arena operation of this thread that may call the global allocator is
-    /// under way: see [`BusyGuard`](super::BusyGuard).
+    /// An arena operation of this thread that may take the pool's lock or call
+    /// the system is under way: see [`BusyGuard`](super::BusyGuard).
     pub(crate) const BUSY: u8 = 1;
-    /// The thread arena's destructor is not registered yet; its first use does it.
+    /// The thread arena's destructor is not registered yet; its first request
+    /// for memory does it.
     pub(crate) const ARENA_UNREGISTERED: u8 = 2;
-    /// The thread arena has been destroyed (the thread is exiting).
+    /// The thread arena has been destroyed (the thread is exiting): an arena
+    /// that keeps nothing is in its place.
     pub(crate) const ARENA_GONE: u8 = 4;
 }
 
@@ -28,16 +30,15 @@ struct ThreadState {
     /// This thread's [`thread_flags`].
     flags: Cell<u8>,
     /// This thread's arena, without a destructor of its own, so that reaching
-    /// it costs no check of its state: the `scope` layer drops it at thread
-    /// exit, and the flags say whether that has happened.
+    /// it costs no check of its state: the `scope` layer drops and replaces
+    /// it at thread exit, and the flags say whether that has happened.
     arena: UnsafeCell<ManuallyDrop<Arena>>,
 }
 
 std::thread_local! {
-    /// `const` and without a destructor, so that it stays readable during
+    /// `const` and without a destructor, so that it stays usable during
     /// thread teardown, and one block, so that one base address reaches the
-    /// flags and the arena: the scope fast path tests the one and uses the
-    /// other without a second thread-local address.
+    /// flags and the arena.
     static THREAD: ThreadState = const {
         ThreadState {
             flags: Cell::new(thread_flags::ARENA_UNREGISTERED),
@@ -65,14 +66,16 @@ pub(crate) fn thread_arena_ptr() -> NonNull<Arena> {
     THREAD.with(|state| NonNull::from(&state.arena).cast::<Arena>())
 }
 
-/// Marks this thread *busy* until dropped: an arena operation that may call
-/// the global allocator (new slabs, records, side chunks, releases, the
-/// process-wide pool's lists) is under way.
+/// Marks this thread *busy* until dropped: an arena operation that may take
+/// the pool's lock or call the system (new slabs, records, side chunks,
+/// releases, the process-wide pool's lists) is under way.
 ///
-/// A `#[global_allocator]` may call back into this crate from inside such an
-/// operation. The safe entry points check [`thread_is_busy`] first and then
-/// touch no arena and take no lock: a re-entrant call can neither alias an
-/// arena that is mid-operation nor deadlock on the pool's mutex.
+/// An arena operation never calls the global allocator, but a panic inside
+/// one would, and a capture must not take memory the crate allocates for
+/// itself. The entry points that read or change the arena's state
+/// ([`stats`](crate::stats), [`configure`](crate::configure), ...) check
+/// [`thread_is_busy`] first and then touch no arena and take no lock, and
+/// `GlobalArena` sends a busy thread's requests to its inner allocator.
 pub(crate) struct BusyGuard {
     was_busy: bool,
 }

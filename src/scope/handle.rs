@@ -10,7 +10,7 @@ use allocator_api2::alloc::AllocError;
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
-use crate::thread_state::BusyGuard;
+use crate::thread_state::{BusyGuard, thread_arena_ptr, thread_flags};
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.
 ///
@@ -87,6 +87,16 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
     let _busy = BusyGuard::raise();
     // SAFETY: this function's contract.
     unsafe { (*arena.as_ptr()).exit_scope_slow(&floor) }
+    if floor.depth() == 1 && thread_flags() & thread_flags::ARENA_GONE != 0 && arena == thread_arena_ptr() {
+        // The thread's arena after its teardown, never dropped: the lists
+        // its blocks were on go too (see `Arena::keeping_nothing`).
+        // SAFETY: no scope is open on it any more and nothing borrows it
+        // (this function's contract); it is replaced at once.
+        unsafe {
+            std::ptr::drop_in_place(arena.as_ptr());
+            arena.as_ptr().write(Arena::keeping_nothing());
+        }
+    }
 }
 
 /// A handle to an open scope: allocate from it, open child scopes from it.
@@ -437,6 +447,10 @@ impl ScopeRef {
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
+        if thread_flags() & thread_flags::ARENA_UNREGISTERED != 0 && self.arena == thread_arena_ptr() {
+            // The thread's arena's first request for memory.
+            super::register_on_first_use();
+        }
         let _busy = BusyGuard::raise();
         crate::process::forget_refusal();
         let made = self.alloc_cold_busy(layout);

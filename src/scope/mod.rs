@@ -4,20 +4,26 @@
 //!
 //! # Re-entrancy
 //!
-//! The arena's own bookkeeping (slab lists, large-block records, side chunks,
-//! the slabs themselves) goes through the global allocator, and a
-//! `#[global_allocator]` may call back into this crate while an arena
-//! operation is half done. Every operation that may call the global allocator
-//! runs with the thread's *busy* flag raised (`thread_state::BusyGuard`); the safe
-//! entry points check it first, so a re-entrant call never touches an arena
-//! that is mid-operation: [`scope`] runs on a temporary arena, [`stats`] and
-//! [`config`] return defaults, [`configure`] and [`trim`] do nothing. The
-//! flag lives outside every arena, so reading it never aliases one.
+//! An arena operation runs no user code and never calls the global
+//! allocator: the arena's memory and bookkeeping come from the system
+//! allocator directly. So a `#[global_allocator]` that calls back into this
+//! crate never finds this thread's arena in the middle of an operation, and
+//! [`scope`] uses it without a test. The thread's *busy* flag
+//! (`thread_state::BusyGuard`), raised around every operation that may take
+//! the pool's lock or call the system, still guards the other entry points
+//! ([`stats`], [`config`], [`configure`], [`trim`]): they return defaults or
+//! do nothing when it is raised, and a capture never takes the arena's memory.
 //!
-//! The arena itself lives in `thread_state`, beside the flags; this module
-//! gives it its configuration on first use and drops it at thread exit.
+//! # Life of the thread's arena
+//!
+//! The arena lives in `thread_state`, beside the flags, usable from the
+//! start: `const`, without memory. Its first request for memory registers
+//! its destructor and gives it the process's default configuration
+//! ([`register_on_first_use`]). At thread exit the destructor gives its
+//! memory back and puts an arena that keeps nothing in its place
+//! ([`Arena::keeping_nothing`]), for scopes opened by other thread-locals'
+//! destructors.
 
-use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
 use crate::arena::Arena;
@@ -42,26 +48,25 @@ struct ThreadTeardown;
 
 impl Drop for ThreadTeardown {
     fn drop(&mut self) {
-        // From here on every entry point treats the arena as gone, also
-        // while it is being dropped (its drop may call the global allocator).
+        // From here on the other entry points treat the arena as gone.
         set_thread_flag(thread_flags::ARENA_GONE, true);
-        let arena = thread_arena_ptr().cast::<ManuallyDrop<Arena>>();
+        let arena = thread_arena_ptr();
         // SAFETY: no scope is open (the thread is exiting, and a scope
-        // borrows the arena for a call that has returned), nothing reaches
-        // the arena after `ARENA_GONE` is set, and it is dropped only here,
-        // once: `TEARDOWN` is registered once per thread.
-        unsafe { ManuallyDrop::drop(&mut *arena.as_ptr()) }
+        // borrows the arena for a call that has returned) and no operation is
+        // under way (none runs thread-local destructors); the arena is dropped
+        // only here, once (`TEARDOWN` is registered once per thread), and
+        // replaced at once.
+        unsafe {
+            std::ptr::drop_in_place(arena.as_ptr());
+            arena.as_ptr().write(Arena::keeping_nothing());
+        }
     }
 }
 
-/// This thread's arena, or `None` if it cannot be touched now: it has
-/// already been destroyed (a call from another thread-local's destructor), or
-/// an arena operation of this thread is in progress (a call from the global
-/// allocator).
-///
-/// The common case is one test of the thread flags: the arena itself lives
-/// beside them in a `const` thread-local without a destructor. No closure is
-/// involved, so a scope's whole body inlines into its caller.
+/// This thread's arena, or `None` if its state cannot be read or changed
+/// now: it has been destroyed (a call from another thread-local's
+/// destructor), or an arena operation of this thread is in progress (a call
+/// from the global allocator: see the module's notes on re-entrancy).
 #[inline(always)]
 fn thread_arena() -> Option<NonNull<Arena>> {
     if thread_flags() != 0 {
@@ -70,35 +75,55 @@ fn thread_arena() -> Option<NonNull<Arena>> {
     Some(thread_arena_ptr())
 }
 
-/// [`thread_arena`] when a thread flag is set: on the arena's first use,
-/// registers its destructor, gives it the process's default configuration
-/// ([`set_default_config`](crate::set_default_config)) and returns it;
-/// otherwise `None`.
+/// [`thread_arena`] when a thread flag is set: the arena after its
+/// first-use registration, or `None`.
 #[cold]
 #[inline(never)]
 fn thread_arena_cold() -> Option<NonNull<Arena>> {
     if thread_flags() != thread_flags::ARENA_UNREGISTERED {
         return None;
     }
-    let registered = {
-        // Registering a thread-local destructor may allocate.
-        let _busy = BusyGuard::raise();
-        TEARDOWN.try_with(|_| ()).is_ok()
-    };
-    if !registered {
-        // The thread is already tearing down its thread-locals: an arena
-        // made now would never be dropped.
-        return None;
+    register_on_first_use();
+    (thread_flags() == 0).then(thread_arena_ptr)
+}
+
+/// Registers the destructor of this thread's arena and gives the arena the
+/// process's default configuration ([`set_default_config`](crate::set_default_config)),
+/// if that has not happened yet. Called before the arena's first request for
+/// memory (by the allocation path) and by the entry points that read or
+/// change its state: the arena holds no memory then, so its configuration
+/// may change also while a scope is open on it.
+///
+/// A thread already tearing down its thread-locals cannot register a
+/// destructor: its arena becomes one that keeps nothing, as after teardown.
+#[cold]
+#[inline(never)]
+pub(crate) fn register_on_first_use() {
+    if thread_flags() & thread_flags::ARENA_UNREGISTERED == 0 {
+        return;
     }
+    // Cleared first: a global allocator that calls back into the crate while
+    // the destructor is registered (which may allocate) finds a usable arena
+    // that registers nothing twice. Busy, so that a capture leaves the
+    // registration's memory alone.
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
+    let _busy = BusyGuard::raise();
+    let registered = TEARDOWN.try_with(|_| ()).is_ok();
+    // Read now, outside any arena operation (the read allocates on some
+    // systems); the arena's slow paths then find it read.
+    let _ = crate::debug_mode::DebugMode::from_env();
     let arena = thread_arena_ptr();
-    if let Some(config) = crate::process::started_with() {
-        let _busy = BusyGuard::raise();
-        // SAFETY: the arena's first use on this thread: no scope is open on
-        // it and nothing else refers to it.
-        unsafe { (*arena.as_ptr()).configure(config) }
+    // SAFETY: the arena holds no memory (this runs before its first request
+    // for memory) and no operation is under way on it; a scope may be open,
+    // and reconfiguring an arena without memory leaves it valid for it.
+    unsafe {
+        if !registered {
+            set_thread_flag(thread_flags::ARENA_GONE, true);
+            (*arena.as_ptr()).keep_nothing();
+        } else if let Some(config) = crate::process::started_with() {
+            (*arena.as_ptr()).configure(config);
+        }
     }
-    Some(arena)
 }
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
@@ -120,38 +145,20 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 /// assert_eq!(arena::stats().bytes_in_use, 0);
 /// ```
 ///
-/// Called from a thread-local destructor after this crate's thread-local is
-/// gone, or from a global allocator while this thread's arena is in the middle
-/// of an operation, the scope runs on a temporary arena instead.
+/// Called from a thread-local destructor after this thread's arena has been
+/// torn down, the scope runs on an arena that returns all its memory to the
+/// system when the outermost scope exits.
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-    if thread_flags() != 0 {
-        return scope_cold(f);
-    }
-    // SAFETY: this thread's arena, alive for the whole call (its destructor
-    // cannot start while this thread runs `f`), usable (no thread flag is
-    // set), and only reached through `Scope` handles of this thread, one
-    // operation at a time. Reached without a branch that merges another
-    // arena's address: a loop of scopes keeps the address as a constant.
+    // SAFETY: this thread's arena, alive for the whole call (it is in a
+    // `const` thread-local without a destructor; the teardown replaces it,
+    // and cannot start while this thread runs `f`), not in the middle of an
+    // operation (an operation runs no user code and never calls the global
+    // allocator, so nothing re-enters this function during one), and only
+    // reached through `Scope` handles of this thread, one operation at a
+    // time. Reached without a test or a branch: a loop of scopes keeps the
+    // arena's address as a constant.
     unsafe { run_scope(thread_arena_ptr(), f) }
-}
-
-/// [`scope`] when a thread flag is set: on this thread's arena after its
-/// first-use registration, or on a temporary arena when this thread's
-/// cannot be used.
-#[cold]
-#[inline(never)]
-fn scope_cold<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
-    match thread_arena_cold() {
-        // SAFETY: as in `scope`: the thread's arena, now registered.
-        Some(arena) => unsafe { run_scope(arena, f) },
-        None => {
-            // Without the pool: when this thread is busy, an arena operation
-            // may hold the pool's lock (a thread exit giving its slabs).
-            let mut fallback = Arena::with_config(Config { use_pool: false, ..Config::DEFAULT });
-            fallback.scope(f)
-        }
-    }
 }
 
 impl Arena {
