@@ -1,22 +1,42 @@
 //! DESIGN.md rule 6: `arena::scope` called from another thread-local's
-//! destructor, after this crate's thread-local is gone, still works (on a
-//! temporary arena) instead of panicking.
+//! destructor, after this crate's thread-local is gone, still works (on an
+//! arena that keeps nothing) instead of panicking, and gives every block it
+//! took back to the system by the time it exits.
 
 use std::cell::RefCell;
 use std::sync::mpsc::{Sender, channel};
 
-/// What the late destructor saw: the scope's result, and whether the thread's
+/// What the late destructor saw: the scope's result, whether the thread's
 /// arena was already gone (its stats then read as all zero: a live arena's
-/// high-water mark counts the scope's array).
-type Report = (f64, bool);
+/// high-water mark counts the scope's arrays), and the process-wide counters
+/// across the scope.
+struct Report {
+    sum: f64,
+    arena_gone: bool,
+    before: arena::GlobalStats,
+    after: arena::GlobalStats,
+}
 
 struct UsesArenaOnDrop(Sender<Report>);
 
 impl Drop for UsesArenaOnDrop {
     fn drop(&mut self) {
-        let sum = arena::scope(|s| s.from_fn(1000, |i| i as f64).iter().sum::<f64>());
+        let before = arena::global_stats();
+        let sum = arena::scope(|outer| {
+            let a = outer.from_fn(1000, |i| i as f64);
+            // A block of the outer scope while an inner one is open, and a
+            // large block.
+            let b = outer.scope(|inner| {
+                let side = outer.filled(10, 1.0_f64);
+                let large = inner.zeroed::<f64>(1 << 20);
+                assert!(large.is_large_block());
+                side.iter().sum::<f64>() + large.iter().sum::<f64>()
+            });
+            a.iter().sum::<f64>() + b
+        });
         let arena_gone = arena::stats().high_water == 0;
-        let _ = self.0.send((sum, arena_gone));
+        let after = arena::global_stats();
+        let _ = self.0.send(Report { sum, arena_gone, before, after });
     }
 }
 
@@ -47,6 +67,21 @@ fn scope_in_a_thread_local_destructor_still_works() {
     run_thread(false, tx);
     let reports: Vec<Report> = rx.iter().collect();
     assert_eq!(reports.len(), 2, "a destructor did not run");
-    assert!(reports.iter().all(|&(sum, _)| sum == 499_500.0));
-    assert!(reports.iter().any(|&(_, gone)| gone), "no order destroyed the arena first: fallback untested");
+    assert!(reports.iter().all(|report| report.sum == 499_510.0));
+    let gone: Vec<&Report> = reports.iter().filter(|report| report.arena_gone).collect();
+    assert!(!gone.is_empty(), "no order destroyed the arena first: the arena after teardown is untested");
+    for report in gone {
+        let (before, after) = (report.before, report.after);
+        let taken = |stats: arena::GlobalStats| stats.pool_hits + stats.system_allocations + stats.mmaps;
+        assert!(taken(after) > taken(before), "the scope took no memory: {after:?}");
+        // What it took from the pool went back there, what it took from
+        // the system went back to the system.
+        assert_eq!(after.pool_bytes, before.pool_bytes, "the pool lost memory: {before:?} {after:?}");
+        assert_eq!(after.mmaps - before.mmaps, after.munmaps - before.munmaps, "a mapping was kept: {after:?}");
+        assert_eq!(
+            after.system_allocations - before.system_allocations,
+            after.system_deallocations - before.system_deallocations,
+            "a block was kept: {after:?}"
+        );
+    }
 }

@@ -5,8 +5,7 @@
 use std::mem::ManuallyDrop;
 
 use super::Arena;
-use crate::config::{Config, ReturnMode};
-use crate::debug_mode::DebugMode;
+use crate::config::Config;
 use crate::stats::{Counters, Stats, SystemCalls};
 use crate::thread_state::BusyGuard;
 
@@ -103,33 +102,6 @@ impl Arena {
             // SAFETY: as for the side chunks.
             unsafe { ManuallyDrop::drop(&mut self.bypass) };
         }
-    }
-}
-
-/// What an arena that keeps nothing keeps: no slab, no large block, nothing
-/// for the pool (see [`Arena::keeping_nothing`]).
-const KEEPING_NOTHING: Config =
-    Config { retain_bytes: 0, large_retain_bytes: 0, return_mode: ReturnMode::Unmap, use_pool: false, ..Config::DEFAULT };
-
-impl Arena {
-    /// An arena that returns every block to the system by the time its
-    /// outermost scope exits: each small block is a system allocation of its
-    /// own (bypass mode), no large block stays cached, nothing goes to the
-    /// pool. What a thread's arena becomes at thread exit, for scopes that
-    /// other thread-locals' destructors open afterwards: it is never dropped,
-    /// so it must not hold memory between scopes.
-    pub(crate) const fn keeping_nothing() -> Arena {
-        let mut arena = Arena::with_config(KEEPING_NOTHING);
-        arena.debug = Some(DebugMode::Bypass);
-        arena
-    }
-
-    /// Makes this arena one that keeps nothing
-    /// ([`keeping_nothing`](Arena::keeping_nothing)); its open scopes, if any,
-    /// stay open, and memory it holds goes back when the outermost exits.
-    pub(crate) fn keep_nothing(&mut self) {
-        self.configure(KEEPING_NOTHING);
-        self.debug = Some(DebugMode::Bypass);
     }
 }
 

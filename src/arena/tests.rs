@@ -244,32 +244,3 @@ fn a_scope_exit_publishes_the_slab_paths_system_calls() {
     assert_eq!(arena.counters, arena.published, "a system allocation left unpublished");
     assert_eq!(arena.large.counters, arena.published_large);
 }
-
-#[cfg_attr(miri, ignore = "maps a large block")]
-#[test]
-fn an_arena_keeping_nothing_holds_no_memory_between_scopes() {
-    let mut arena = Arena::keeping_nothing();
-    for round in 0..3_u64 {
-        let sum = arena.scope(|outer| {
-            let small = outer.filled(1000, round);
-            let nested = outer.scope(|inner| {
-                // A block of the outer scope while the inner one is open,
-                // and a large block.
-                let side = outer.filled(100, 2_u8);
-                let large = inner.zeroed::<u8>(Config::DEFAULT.large_threshold_bytes);
-                assert!(large.is_large_block());
-                u64::from(side[99]) + large.len() as u64
-            });
-            small.iter().sum::<u64>() + nested
-        });
-        assert_eq!(sum, 1000 * round + 2 + Config::DEFAULT.large_threshold_bytes as u64);
-        let stats = arena.stats();
-        assert_eq!(
-            (stats.bytes_in_use, stats.reserved_bytes, stats.large_live_bytes, stats.large_cached_bytes),
-            (0, 0, 0, 0),
-            "round {round}: {stats:?}"
-        );
-        assert_eq!(stats.system_allocations, stats.system_deallocations, "round {round}: {stats:?}");
-        assert_eq!(stats.mmaps, stats.munmaps, "round {round}: {stats:?}");
-    }
-}

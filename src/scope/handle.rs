@@ -88,13 +88,14 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
     // SAFETY: this function's contract.
     unsafe { (*arena.as_ptr()).exit_scope_slow(&floor) }
     if floor.depth() == 1 && thread_flags() & thread_flags::ARENA_GONE != 0 && arena == thread_arena_ptr() {
-        // The thread's arena after its teardown, never dropped: the lists
-        // its blocks were on go too (see `Arena::keeping_nothing`).
+        // The thread's arena after its teardown, which nothing drops: it
+        // gives its memory back now, as at thread exit. An outermost scope
+        // that took memory exits here (a slow path ran in it).
         // SAFETY: no scope is open on it any more and nothing borrows it
         // (this function's contract); it is replaced at once.
         unsafe {
             std::ptr::drop_in_place(arena.as_ptr());
-            arena.as_ptr().write(Arena::keeping_nothing());
+            arena.as_ptr().write(Arena::new());
         }
     }
 }

@@ -20,9 +20,10 @@
 //! start: `const`, without memory. Its first request for memory registers
 //! its destructor and gives it the process's default configuration
 //! ([`register_on_first_use`]). At thread exit the destructor gives its
-//! memory back and puts an arena that keeps nothing in its place
-//! ([`Arena::keeping_nothing`]), for scopes opened by other thread-locals'
-//! destructors.
+//! memory back and puts a new arena in its place, for scopes that other
+//! thread-locals' destructors open afterwards: that one is never dropped, so
+//! it is replaced again by the exit of each outermost scope that took memory
+//! (`handle::exit_scope_slow`).
 
 use std::ptr::NonNull;
 
@@ -58,7 +59,7 @@ impl Drop for ThreadTeardown {
         // replaced at once.
         unsafe {
             std::ptr::drop_in_place(arena.as_ptr());
-            arena.as_ptr().write(Arena::keeping_nothing());
+            arena.as_ptr().write(Arena::new());
         }
     }
 }
@@ -95,7 +96,7 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 /// may change also while a scope is open on it.
 ///
 /// A thread already tearing down its thread-locals cannot register a
-/// destructor: its arena becomes one that keeps nothing, as after teardown.
+/// destructor: its arena is then treated as one after teardown.
 #[cold]
 #[inline(never)]
 pub(crate) fn register_on_first_use() {
@@ -112,17 +113,14 @@ pub(crate) fn register_on_first_use() {
     // Read now, outside any arena operation (the read allocates on some
     // systems); the arena's slow paths then find it read.
     let _ = crate::debug_mode::DebugMode::from_env();
-    let arena = thread_arena_ptr();
-    // SAFETY: the arena holds no memory (this runs before its first request
-    // for memory) and no operation is under way on it; a scope may be open,
-    // and reconfiguring an arena without memory leaves it valid for it.
-    unsafe {
-        if !registered {
-            set_thread_flag(thread_flags::ARENA_GONE, true);
-            (*arena.as_ptr()).keep_nothing();
-        } else if let Some(config) = crate::process::started_with() {
-            (*arena.as_ptr()).configure(config);
-        }
+    if !registered {
+        set_thread_flag(thread_flags::ARENA_GONE, true);
+    } else if let Some(config) = crate::process::started_with() {
+        // SAFETY: the arena holds no memory (this runs before its first
+        // request for memory) and no operation is under way on it; a scope
+        // may be open, and reconfiguring an arena without memory leaves it
+        // valid for it.
+        unsafe { (*thread_arena_ptr().as_ptr()).configure(config) }
     }
 }
 
@@ -146,8 +144,8 @@ pub(crate) fn register_on_first_use() {
 /// ```
 ///
 /// Called from a thread-local destructor after this thread's arena has been
-/// torn down, the scope runs on an arena that returns all its memory to the
-/// system when the outermost scope exits.
+/// torn down, the scope runs on a new arena, which gives all its memory back
+/// when the outermost scope exits.
 #[inline(always)]
 pub fn scope<R>(f: impl for<'s> FnOnce(&'s Scope<'s>) -> R) -> R {
     // SAFETY: this thread's arena, alive for the whole call (it is in a
