@@ -49,18 +49,78 @@ struct ThreadTeardown;
 
 impl Drop for ThreadTeardown {
     fn drop(&mut self) {
-        // From here on the other entry points treat the arena as gone.
-        set_thread_flag(thread_flags::ARENA_GONE, true);
-        let arena = thread_arena_ptr();
-        // SAFETY: no scope is open (the thread is exiting, and a scope
-        // borrows the arena for a call that has returned) and no operation is
-        // under way (none runs thread-local destructors); the arena is dropped
-        // only here, once (`TEARDOWN` is registered once per thread), and
-        // replaced at once.
-        unsafe {
-            std::ptr::drop_in_place(arena.as_ptr());
-            arena.as_ptr().write(Arena::new());
+        tear_down_thread_arena();
+    }
+}
+
+/// Drops this thread's arena and puts a new one in its place, unless that
+/// has happened: at thread exit, from `TEARDOWN`'s destructor or from the
+/// thread-specific key's (`key_teardown`), whichever runs first.
+fn tear_down_thread_arena() {
+    if thread_flags() & thread_flags::ARENA_GONE != 0 {
+        return;
+    }
+    // From here on the other entry points treat the arena as gone.
+    set_thread_flag(thread_flags::ARENA_GONE, true);
+    let arena = thread_arena_ptr();
+    // SAFETY: no scope is open (the thread is exiting, and a scope borrows
+    // the arena for a call that has returned) and no operation is under way
+    // (none runs thread-local or key destructors); the arena is dropped only
+    // here, once (the flag is set above), and replaced at once.
+    unsafe {
+        std::ptr::drop_in_place(arena.as_ptr());
+        arena.as_ptr().write(Arena::new());
+    }
+}
+
+/// The second way the thread's arena is torn down at thread exit: a
+/// thread-specific key (`pthread_key_create`) whose destructor does it. Key
+/// destructors run after every thread-local destructor, and a key set during
+/// them gets another round; a thread-local destructor registered then (a
+/// first use of the arena in a key destructor: a C library's, or std's own,
+/// which frees the thread's handle there) never runs.
+#[cfg(unix)]
+mod key_teardown {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The process's key plus one; zero until it is made.
+    static KEY: AtomicUsize = AtomicUsize::new(0);
+
+    /// Makes the key's destructor tear down this thread's arena at its exit
+    /// (if `TEARDOWN`'s has not). Calls the C library only, never the
+    /// global allocator.
+    pub(super) fn arm() {
+        if let Some(key) = key() {
+            // SAFETY: `key` is a key of this process; a non-null value makes
+            // its destructor run at this thread's exit, and is never read.
+            unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<u8>().cast()) };
         }
+    }
+
+    /// The key, made on first use; `None` if the system has no key left.
+    fn key() -> Option<libc::pthread_key_t> {
+        let made = KEY.load(Ordering::Acquire);
+        if made != 0 {
+            return Some((made - 1) as libc::pthread_key_t);
+        }
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is valid for a write; `run` does not unwind.
+        if unsafe { libc::pthread_key_create(&raw mut key, Some(run)) } != 0 {
+            return None;
+        }
+        match KEY.compare_exchange(0, key as usize + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Some(key),
+            Err(made) => {
+                // Another thread made one first: that one serves.
+                // SAFETY: `key` was made above and is used by nothing.
+                unsafe { libc::pthread_key_delete(key) };
+                Some((made - 1) as libc::pthread_key_t)
+            }
+        }
+    }
+
+    unsafe extern "C" fn run(_: *mut libc::c_void) {
+        super::tear_down_thread_arena();
     }
 }
 
@@ -96,7 +156,9 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 /// may change also while a scope is open on it.
 ///
 /// A thread already tearing down its thread-locals cannot register a
-/// destructor: its arena is then treated as one after teardown.
+/// destructor: its arena is then treated as one after teardown. One past
+/// its thread-local destructors (in a key destructor) registers one that
+/// never runs: the key's destructor (`key_teardown`) tears the arena down.
 #[cold]
 #[inline(never)]
 pub(crate) fn register_on_first_use() {
@@ -110,6 +172,10 @@ pub(crate) fn register_on_first_use() {
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
     let _busy = BusyGuard::raise();
     let registered = TEARDOWN.try_with(|_| ()).is_ok();
+    #[cfg(unix)]
+    if registered {
+        key_teardown::arm();
+    }
     // Read now, outside any arena operation (the read allocates on some
     // systems); the arena's slow paths then find it read.
     let _ = crate::debug_mode::DebugMode::from_env();
