@@ -15,15 +15,19 @@
 //! std's, and not under std's lock), and symbols are looked up only when the
 //! report is read, in [`first_capture_escape`], with no lock of ours held.
 //!
-//! No lock of ours is held while this module allocates or while it takes
-//! another of its locks: frames are shared (`Arc`), so reading a record
-//! under a lock allocates nothing, and an inner allocator that reads the
-//! report itself never waits for a lock its own thread holds.
+//! No lock of ours is held while this module allocates or frees through
+//! the global allocator, or while it takes another of its locks: frames are
+//! shared (`Arc`), so reading a record under a lock allocates nothing; the
+//! list of live records is a sorted vector on the system allocator (see
+//! `crate::system`), which a map's nodes, allocated and freed as it changes,
+//! would not be. So an inner allocator that reads the report, or frees a
+//! captured block (which forgets its record), never waits for a lock its
+//! own thread holds.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::system::{SystemVec, system_vec};
 use crate::thread_state::BusyGuard;
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -32,7 +36,8 @@ static ON: AtomicBool = AtomicBool::new(false);
 static EVER_ON: AtomicBool = AtomicBool::new(false);
 /// Orders recorded allocations, to tell which escape came first.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
-static LIVE: Mutex<BTreeMap<usize, Recorded>> = Mutex::new(BTreeMap::new());
+/// The recorded allocations still live, by address, in address order.
+static LIVE: Mutex<SystemVec<(usize, Recorded)>> = Mutex::new(system_vec());
 static FIRST: Mutex<Option<FirstEscape>> = Mutex::new(None);
 
 /// A captured allocation that outlived its capture, as recorded when it was
@@ -129,15 +134,28 @@ pub(crate) fn record(addr: usize, bytes: usize, capture: (usize, u64)) {
     // std's backtrace code).
     let frames = Arc::new(backtrace::Backtrace::new_unresolved());
     let recorded = Recorded { bytes, capture, serial, frames };
-    let replaced = LIVE.lock().unwrap_or_else(PoisonError::into_inner).insert(addr, recorded);
-    drop(replaced);
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    // What is not kept (a record replaced, or one the list has no room
+    // for) drops after the guard: its frames came from the inner allocator.
+    let dropped = match live.binary_search_by_key(&addr, |&(at, _)| at) {
+        Ok(index) => Some(std::mem::replace(&mut live[index].1, recorded)),
+        Err(index) if live.try_reserve(1).is_ok() => {
+            live.insert(index, (addr, recorded));
+            None
+        }
+        Err(_) => Some(recorded),
+    };
+    drop(live);
+    drop(dropped);
 }
 
 /// Forgets the allocation at `addr`, if it was recorded: it was freed.
 pub(crate) fn forget(addr: usize) {
     let _busy = BusyGuard::raise();
-    let removed = LIVE.lock().unwrap_or_else(PoisonError::into_inner).remove(&addr);
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    let removed = live.binary_search_by_key(&addr, |&(at, _)| at).ok().map(|index| live.remove(index));
     // Dropped outside the lock (its memory came from the inner allocator).
+    drop(live);
     drop(removed);
 }
 
@@ -151,7 +169,7 @@ pub(crate) fn report_first(capture: (usize, u64)) {
     }
     drop(first);
     let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-    let escape = live.values().filter(|r| r.capture == capture).min_by_key(|r| r.serial);
+    let escape = live.iter().map(|(_, r)| r).filter(|r| r.capture == capture).min_by_key(|r| r.serial);
     let Some((bytes, frames)) = escape.map(|r| (r.bytes, Arc::clone(&r.frames))) else {
         return;
     };
