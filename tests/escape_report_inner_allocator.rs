@@ -4,11 +4,12 @@
 //! case runs in a child process (this binary, started again) that is killed
 //! after a timeout.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arena::{GlobalArena, capture};
 
@@ -45,7 +46,6 @@ unsafe impl GlobalAlloc for ReportReading {
 #[global_allocator]
 static GLOBAL: GlobalArena<ReportReading> = GlobalArena::with_inner(ReportReading);
 
-const CASE: &str = "ARENA_ESCAPE_REPORT_INNER_CASE";
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 #[inline(never)]
@@ -70,25 +70,10 @@ fn report_read_from_the_inner_allocator() {
 
 #[test]
 fn an_inner_allocator_reads_the_escape_report_without_deadlock() {
-    if std::env::var_os(CASE).is_some() {
-        return report_read_from_the_inner_allocator();
-    }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "an_inner_allocator_reads_the_escape_report_without_deadlock", "--nocapture"])
-        .env(CASE, "1")
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("no return within {TIMEOUT:?} (deadlock)");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status}");
+    common::in_child(
+        "an_inner_allocator_reads_the_escape_report_without_deadlock",
+        &[],
+        TIMEOUT,
+        report_read_from_the_inner_allocator,
+    );
 }

@@ -5,10 +5,11 @@
 //! again), so the capture ends. A deadlock would hang, so the case runs in a
 //! child process (this binary, started again) that is killed after a timeout.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arena::{GlobalArena, capture};
 
@@ -53,7 +54,6 @@ unsafe impl GlobalAlloc for FreesItsScratch {
 #[global_allocator]
 static GLOBAL: GlobalArena<FreesItsScratch> = GlobalArena::with_inner(FreesItsScratch);
 
-const CASE: &str = "ARENA_ESCAPE_REPORT_INNER_FREES_CASE";
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Records many captured blocks, then frees them one by one, each after a
@@ -84,25 +84,10 @@ fn inner_allocator_frees_captured_blocks() {
 
 #[test]
 fn an_inner_allocator_frees_captured_blocks_without_deadlock() {
-    if std::env::var_os(CASE).is_some() {
-        return inner_allocator_frees_captured_blocks();
-    }
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "an_inner_allocator_frees_captured_blocks_without_deadlock", "--nocapture"])
-        .env(CASE, "1")
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("no return within {TIMEOUT:?} (deadlock)");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status}");
+    common::in_child(
+        "an_inner_allocator_frees_captured_blocks_without_deadlock",
+        &[],
+        TIMEOUT,
+        inner_allocator_frees_captured_blocks,
+    );
 }

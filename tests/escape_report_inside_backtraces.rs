@@ -6,16 +6,16 @@
 //! child process (this binary, started again) that is killed after a
 //! timeout.
 
+mod common;
+
 use std::backtrace::Backtrace;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arena::{GlobalArena, capture};
 
 #[global_allocator]
 static GLOBAL: GlobalArena = GlobalArena::new();
 
-const CASE: &str = "ARENA_ESCAPE_REPORT_CASE";
 /// A case takes about a second alone and 15 s with five other copies of
 /// this test on two cores: far above any load a test run puts on it, and
 /// still a bound a deadlock reaches.
@@ -72,39 +72,20 @@ fn report_read_while_other_threads_record() {
     drop(kept);
 }
 
-fn run_case(case: &str) {
-    match case {
-        "backtrace" => backtrace_formatted_inside_a_capture(),
-        "panic" => panic_caught_inside_a_capture_with_backtraces_on(),
-        "threads" => report_read_while_other_threads_record(),
-        _ => panic!("unknown case {case}"),
-    }
+#[test]
+fn a_backtrace_formatted_inside_a_capture_returns() {
+    let name = "a_backtrace_formatted_inside_a_capture_returns";
+    common::in_child(name, &[], TIMEOUT, backtrace_formatted_inside_a_capture);
 }
 
 #[test]
-fn the_escape_report_returns_inside_std_backtrace_code() {
-    if let Ok(case) = std::env::var(CASE) {
-        return run_case(&case);
-    }
-    for case in ["backtrace", "panic", "threads"] {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "the_escape_report_returns_inside_std_backtrace_code", "--nocapture"])
-            .env(CASE, case)
-            .env("RUST_BACKTRACE", "1")
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > TIMEOUT {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                panic!("case {case}: no return within {TIMEOUT:?} (deadlock)");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        assert!(status.success(), "case {case}: {status}");
-    }
+fn a_panic_caught_inside_a_capture_with_backtraces_on_returns() {
+    let name = "a_panic_caught_inside_a_capture_with_backtraces_on_returns";
+    common::in_child(name, &[("RUST_BACKTRACE", "1")], TIMEOUT, panic_caught_inside_a_capture_with_backtraces_on);
+}
+
+#[test]
+fn the_report_read_while_other_threads_record_returns() {
+    let name = "the_report_read_while_other_threads_record_returns";
+    common::in_child(name, &[], TIMEOUT, report_read_while_other_threads_record);
 }

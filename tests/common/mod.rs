@@ -34,3 +34,35 @@ pub(crate) fn touch(bytes: &mut [u8]) {
 }
 
 pub(crate) const MIB: usize = 1 << 20;
+
+/// The variable that names the test a child process of [`in_child`] runs.
+const CHILD_TEST: &str = "ARENA_TEST_CHILD";
+
+/// Runs `scenario` in a child process: this test binary started again for
+/// the test `name` alone, with `env` set. Fails if the child fails or has not
+/// exited after `limit`, then killed: for scenarios that may hang (a
+/// deadlock) or abort. In the child, runs `scenario` itself.
+pub(crate) fn in_child(name: &str, env: &[(&str, &str)], limit: std::time::Duration, scenario: impl FnOnce()) {
+    if std::env::var(CHILD_TEST).as_deref() == Ok(name) {
+        return scenario();
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture"])
+        .env(CHILD_TEST, name)
+        .envs(env.iter().copied())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{name} {env:?}: no exit within {limit:?} (deadlock)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{name} {env:?}: {status}");
+}
