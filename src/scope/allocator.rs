@@ -49,27 +49,15 @@ unsafe impl Allocator for Scope<'_> {
     }
 
     unsafe fn grow_zeroed(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        let added = new.size() - old.size();
         if let Some(grown) = self.grow_in_place(ptr, old, new) {
             // SAFETY: `grown` is valid for `new.size()` bytes, of which the
             // first `old.size()` hold the old contents.
-            unsafe { grown.as_ptr().add(old.size()).write_bytes(0, added) };
+            unsafe { grown.as_ptr().add(old.size()).write_bytes(0, new.size() - old.size()) };
             return Ok(NonNull::slice_from_raw_parts(grown, new.size()));
         }
-        let block = self.alloc_block(new)?;
-        // Asked before the copy writes the block: a fresh mapping reads as
-        // zeros past the old contents, and stays untouched there.
-        let tail_is_zero = block.reads_as_zero();
-        // SAFETY: `ptr` is valid for `old.size()` bytes (the caller's
-        // contract), the new block for `new.size()` bytes, and the new block
-        // was just carved from free memory, so they do not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), block.ptr.as_ptr(), old.size()) };
-        if !tail_is_zero {
-            // SAFETY: the new block is valid for `new.size()` bytes.
-            unsafe { block.ptr.as_ptr().add(old.size()).write_bytes(0, added) };
-        }
-        self.release_block(ptr, old);
-        Ok(NonNull::slice_from_raw_parts(block.ptr, new.size()))
+        // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
+        // scope with `old` (the caller's contract).
+        unsafe { self.reallocate(ptr, old, new, old.size(), true) }
     }
 
     unsafe fn shrink(&self, ptr: NonNull<u8>, old: Layout, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
@@ -88,7 +76,7 @@ unsafe impl Allocator for Scope<'_> {
         }
         // SAFETY: `ptr` is valid for `old.size() >= new.size()` bytes and came
         // from this scope with `old` (the caller's contract).
-        let moved = unsafe { self.reallocate(ptr, old, new, new.size()) };
+        let moved = unsafe { self.reallocate(ptr, old, new, new.size(), false) };
         if moved.is_err() && aligned {
             // Bypass mode moves a shrunk block to one of its new size; where
             // that is refused (a limit), the block stays where it is, as it
@@ -114,7 +102,7 @@ unsafe fn grow_by_moving(
 ) -> Result<NonNull<[u8]>, AllocError> {
     // SAFETY: `ptr` is valid for `old.size()` bytes and came from this
     // scope with `old` (the caller's contract).
-    unsafe { scope.reallocate(ptr, old, new, old.size()) }
+    unsafe { scope.reallocate(ptr, old, new, old.size(), false) }
 }
 
 /// `impl Allocator for Scope` for another allocator-api2 line: the same

@@ -356,7 +356,9 @@ impl<'s> Scope<'s> {
     }
 
     /// Moves the block at `ptr` to a fresh block for `new`, copying the first
-    /// `keep` bytes, and releases the old block where possible.
+    /// `keep` bytes, and releases the old block where possible. With
+    /// `zero_rest`, the fresh block's bytes past `keep` read as zeros: written
+    /// unless the block is a fresh mapping, which stays untouched there.
     ///
     /// # Safety
     /// `ptr` is valid for `keep` bytes and was allocated by this scope with `old`.
@@ -366,14 +368,21 @@ impl<'s> Scope<'s> {
         old: Layout,
         new: Layout,
         keep: usize,
+        zero_rest: bool,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        let fresh = self.alloc(new)?;
+        let fresh = self.alloc_block(new)?;
+        // Asked before the copy writes the block.
+        let write_zeros = zero_rest && !fresh.reads_as_zero();
         // SAFETY: `ptr` is valid for `keep` bytes (contract), `fresh` for
         // `new.size() >= keep` bytes, and `fresh` was just carved from free
         // memory, so they do not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), keep) };
+        unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.ptr.as_ptr(), keep) };
+        if write_zeros {
+            // SAFETY: `fresh` is valid for `new.size() >= keep` bytes.
+            unsafe { fresh.ptr.as_ptr().add(keep).write_bytes(0, new.size() - keep) };
+        }
         self.release_block(ptr, old);
-        Ok(NonNull::slice_from_raw_parts(fresh, new.size()))
+        Ok(NonNull::slice_from_raw_parts(fresh.ptr, new.size()))
     }
 }
 
