@@ -20,8 +20,9 @@ pub(crate) mod thread_flags {
     /// The thread arena's destructor is not registered yet; its first request
     /// for memory does it.
     pub(crate) const ARENA_UNREGISTERED: u8 = 2;
-    /// The thread arena has been destroyed (the thread is exiting): an arena
-    /// that keeps nothing is in its place.
+    /// The thread arena has been destroyed (the thread is exiting): a new
+    /// one is in its place, renewed at each outermost exit of a scope that
+    /// took memory.
     pub(crate) const ARENA_GONE: u8 = 4;
 }
 
@@ -64,6 +65,15 @@ pub(crate) fn set_thread_flag(flag: u8, on: bool) {
 #[inline(always)]
 pub(crate) fn thread_arena_ptr() -> NonNull<Arena> {
     THREAD.with(|state| NonNull::from(&state.arena).cast::<Arena>())
+}
+
+/// Whether `arena` is this thread's arena and `flag` (one of
+/// [`thread_flags`]) is set: the cold paths' test for the thread arena's
+/// first use and for its life after teardown. The flag first, which is
+/// clear on every path but those.
+#[inline]
+pub(crate) fn is_thread_arena_with(arena: NonNull<Arena>, flag: u8) -> bool {
+    thread_flags() & flag != 0 && arena == thread_arena_ptr()
 }
 
 /// Marks this thread *busy* until dropped: an arena operation that may take

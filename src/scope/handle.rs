@@ -10,7 +10,7 @@ use allocator_api2::alloc::AllocError;
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
-use crate::thread_state::{BusyGuard, thread_arena_ptr, thread_flags};
+use crate::thread_state::{BusyGuard, is_thread_arena_with, thread_flags};
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.
 ///
@@ -87,16 +87,13 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
     let _busy = BusyGuard::raise();
     // SAFETY: this function's contract.
     unsafe { (*arena.as_ptr()).exit_scope_slow(&floor) }
-    if floor.depth() == 1 && thread_flags() & thread_flags::ARENA_GONE != 0 && arena == thread_arena_ptr() {
+    if floor.depth() == 1 && is_thread_arena_with(arena, thread_flags::ARENA_GONE) {
         // The thread's arena after its teardown, which nothing drops: it
         // gives its memory back now, as at thread exit. An outermost scope
         // that took memory exits here (a slow path ran in it).
-        // SAFETY: no scope is open on it any more and nothing borrows it
-        // (this function's contract); it is replaced at once.
-        unsafe {
-            std::ptr::drop_in_place(arena.as_ptr());
-            arena.as_ptr().write(Arena::new());
-        }
+        // SAFETY: the thread's arena, with no scope open on it any more and
+        // nothing borrowing it (this function's contract).
+        unsafe { super::renew_thread_arena(arena) }
     }
 }
 
@@ -457,7 +454,7 @@ impl ScopeRef {
     #[cold]
     #[inline(never)]
     pub(crate) fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
-        if thread_flags() & thread_flags::ARENA_UNREGISTERED != 0 && self.arena == thread_arena_ptr() {
+        if is_thread_arena_with(self.arena, thread_flags::ARENA_UNREGISTERED) {
             // The thread's arena's first request for memory.
             super::register_on_first_use();
         }

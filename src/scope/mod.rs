@@ -62,11 +62,23 @@ fn tear_down_thread_arena() {
     }
     // From here on the other entry points treat the arena as gone.
     set_thread_flag(thread_flags::ARENA_GONE, true);
-    let arena = thread_arena_ptr();
     // SAFETY: no scope is open (the thread is exiting, and a scope borrows
     // the arena for a call that has returned) and no operation is under way
-    // (none runs thread-local or key destructors); the arena is dropped only
-    // here, once (the flag is set above), and replaced at once.
+    // (none runs thread-local or key destructors); this teardown happens
+    // once (the flag is set above).
+    unsafe { renew_thread_arena(thread_arena_ptr()) }
+}
+
+/// Drops this thread's arena, `arena`, giving its memory back, and puts a
+/// new one in its place: at thread exit, and after it at each outermost exit
+/// of a scope that took memory (`handle::exit_scope_slow`).
+///
+/// # Safety
+/// `arena` is this thread's arena, no scope is open on it, and nothing
+/// borrows it.
+pub(super) unsafe fn renew_thread_arena(arena: NonNull<Arena>) {
+    // SAFETY: the arena is valid and unborrowed (this function's contract),
+    // dropped once here and replaced before anything can reach it.
     unsafe {
         std::ptr::drop_in_place(arena.as_ptr());
         arena.as_ptr().write(Arena::new());
