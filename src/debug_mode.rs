@@ -107,8 +107,9 @@ fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
 }
 
 /// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set. Elsewhere than
-/// on Unix the read allocates; it runs with the thread marked busy, so that
-/// a re-entering global allocator's scopes take a temporary arena.
+/// on Unix the read allocates: the thread's arena makes it on its first use,
+/// before any arena operation (`scope::register_on_first_use`), and with the
+/// thread marked busy, so that a capture leaves its memory alone.
 #[cfg(not(unix))]
 fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
     let _busy = crate::thread_state::BusyGuard::raise();
