@@ -33,7 +33,14 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
     crate::size_class::class_len(bytes, PAGE_BYTES)
 }
 
-/// One anonymous, private, read-write mapping.
+/// The page each mapping has before its block: the arena writes there whom
+/// the block is handed out to (see `LargeHandle::of_block`), so that an array
+/// needs only the block's address to find its record. A page, so that the
+/// block stays page-aligned.
+pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
+
+/// One anonymous, private, read-write mapping: a header page
+/// ([`HEADER_BYTES`]), then the block.
 ///
 /// Invariants: `map` is valid for reads and writes of `map.len()` bytes while
 /// the block exists, and is unmapped when it is dropped; it is a raw mapping,
@@ -44,7 +51,7 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
 /// `locked` is true exactly when the pages are locked (`mlock`).
 pub(crate) struct LargeBlock {
     map: MmapRaw,
-    /// `map`'s first byte, taken once.
+    /// The block's first byte, [`HEADER_BYTES`] into `map`, taken once.
     ptr: NonNull<u8>,
     pub(crate) zeroed: bool,
     locked: bool,
@@ -75,9 +82,10 @@ impl Drop for LargeBlock {
 }
 
 impl LargeBlock {
-    /// A fresh mapping of `len` bytes (a size class). Returns the block and
-    /// whether a huge-page request was refused.
+    /// A fresh block of `len` bytes (a size class) in a mapping of its own.
+    /// Returns the block and whether a huge-page request was refused.
     pub(crate) fn map(len: usize, options: MapOptions) -> Result<(LargeBlock, bool), MapError> {
+        let len = len.checked_add(HEADER_BYTES).ok_or(MapError::Map(None))?;
         crate::process::acquire(len).map_err(|_| MapError::OverProcessLimit)?;
         let mut builder = MmapOptions::new();
         builder.len(len);
@@ -91,12 +99,16 @@ impl LargeBlock {
                 return Err(MapError::Map(error.raw_os_error()));
             }
         };
-        let Some(ptr) = NonNull::new(map.as_mut_ptr()) else {
+        let Some(start) = NonNull::new(map.as_mut_ptr()) else {
             // Never: a successful mapping is never at address 0.
             drop(map);
             crate::process::release(len);
             return Err(MapError::Map(None));
         };
+        // SAFETY: the mapping is `HEADER_BYTES` longer than the block, so its
+        // first byte is in bounds; the pointer keeps the mapping's provenance
+        // (the header is reached from the block by stepping back).
+        let ptr = unsafe { start.add(HEADER_BYTES) };
         // From here the block owns the mapping and its count: dropping it
         // (a refused lock below) unmaps and uncounts both.
         let mut block = LargeBlock { map, ptr, zeroed: true, locked: false };
@@ -141,13 +153,14 @@ impl LargeBlock {
         }
     }
 
-    /// The first byte of the mapping.
+    /// The block's first byte.
     pub(crate) fn ptr(&self) -> NonNull<u8> {
         self.ptr
     }
 
+    /// The block's length, without the header.
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.map.len() - HEADER_BYTES
     }
 
     /// Gives the pages back to the OS, keeping the mapping.

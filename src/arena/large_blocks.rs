@@ -10,7 +10,7 @@ use allocator_api2::alloc::AllocError;
 
 use super::Arena;
 use crate::config::Config;
-use crate::large::{LargeBlock, LargeBlockCache, MapError, size_class};
+use crate::large::{HEADER_BYTES, LargeBlock, LargeBlockCache, MapError, size_class};
 use crate::pool::SlabPool;
 use crate::stats::Counters;
 use crate::sync::ReleaseFlag;
@@ -70,6 +70,20 @@ unsafe impl Send for LargeHandle {}
 unsafe impl Sync for LargeHandle {}
 
 impl LargeHandle {
+    /// The handle of the block that starts at `block`, read from the block's
+    /// header (written when the block was handed out).
+    ///
+    /// # Safety
+    /// `block` is the first byte of a large block handed out by an arena and
+    /// not released yet, with the provenance of its mapping.
+    #[inline(always)]
+    pub(crate) unsafe fn of_block(block: NonNull<u8>) -> LargeHandle {
+        // SAFETY: a live block's mapping has its header right before it, in
+        // bounds, page-aligned, holding the record's address since `insert`
+        // (written before the block was handed out, never while it is live).
+        LargeHandle(unsafe { block.as_ptr().sub(HEADER_BYTES).cast::<NonNull<LargeRecord>>().read() })
+    }
+
     /// Releases the block: the array holding the handle is being dropped.
     ///
     /// On the owner thread the block goes back to the cache at once; on any
@@ -310,6 +324,10 @@ impl LargeBlocks {
                 released: ReleaseFlag::new(),
             };
         }
+        // SAFETY: the header is the page before the block, in its mapping,
+        // page-aligned, and read only through handles to this record, which
+        // exist from here on.
+        unsafe { ptr.as_ptr().sub(HEADER_BYTES).cast::<NonNull<LargeRecord>>().write(record) };
         self.live.push(record);
         self.serial += 1;
         LargeAllocation { ptr, handle: LargeHandle(record) }

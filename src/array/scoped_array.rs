@@ -10,6 +10,10 @@ use super::{ScopedArrayIntoIter, ScopedVec};
 use crate::arena::LargeHandle;
 use crate::scope::Scope;
 
+/// The bit of a [`ScopedArray`]'s `len` field that says the elements have a
+/// large block of their own.
+const LARGE_BLOCK: usize = 1 << (usize::BITS - 1);
+
 /// A fixed-length array whose memory belongs to the scope `'s`.
 ///
 /// It owns its elements: dropping the array drops them. The memory itself
@@ -35,9 +39,14 @@ pub struct ScopedArray<'s, T> {
     /// Points to `len` initialized `T`s in memory that stays allocated for `'s`;
     /// dangling (but aligned) when `len == 0` or `T` is zero-sized.
     ptr: NonNull<T>,
+    /// The element count, with [`LARGE_BLOCK`] set when the elements live in
+    /// a large block of their own, released when the array drops (the block
+    /// starts at `ptr`, and its record is found from there: see
+    /// [`LargeHandle::of_block`]). Never set for zero-sized `T`, whose count
+    /// may use every bit; for any other `T` the count is at most
+    /// `isize::MAX`, so the bit is free. Two words, not three: an array is
+    /// passed and returned in registers, as a slice is.
     len: usize,
-    /// The large block holding the elements, released when the array drops.
-    large: Option<LargeHandle>,
     /// Owns the `T`s (drop check).
     _owns: PhantomData<T>,
     /// Borrows the scope's memory.
@@ -59,8 +68,47 @@ impl<'s, T> ScopedArray<'s, T> {
     /// `ptr` is aligned, points to `len` initialized `T`s that nothing else
     /// owns, and the memory stays allocated (and otherwise unused) for `'s`,
     /// or until the array releases `large`; `large` is owned by nothing else.
+    #[inline(always)]
     pub(crate) unsafe fn from_raw_parts(ptr: NonNull<T>, len: usize, large: Option<LargeHandle>) -> Self {
-        ScopedArray { ptr, len, large, _owns: PhantomData, _scope: PhantomData }
+        debug_assert!(large.is_none() || size_of::<T>() != 0, "a zero-sized element needs no block");
+        debug_assert!(large.is_none_or(|large| {
+            // SAFETY: a large handle's block starts at the elements and is
+            // live (the caller's guarantee), so its header names the handle.
+            unsafe { LargeHandle::of_block(ptr.cast()) == large }
+        }));
+        if large.is_some() {
+            // SAFETY: the caller's guarantee, passed on.
+            return unsafe { Self::from_large_block(ptr, len) };
+        }
+        ScopedArray { ptr, len, _owns: PhantomData, _scope: PhantomData }
+    }
+
+    /// [`from_raw_parts`](ScopedArray::from_raw_parts) of elements in a large
+    /// block; out of line, so that the array of a slab stores its count as is.
+    ///
+    /// # Safety
+    /// As for `from_raw_parts`, with a large block starting at `ptr`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn from_large_block(ptr: NonNull<T>, len: usize) -> Self {
+        ScopedArray { ptr, len: len | LARGE_BLOCK, _owns: PhantomData, _scope: PhantomData }
+    }
+
+    /// The element count, without the large-block bit.
+    #[inline(always)]
+    fn count(&self) -> usize {
+        if size_of::<T>() == 0 { self.len } else { self.len & !LARGE_BLOCK }
+    }
+
+    /// The large block holding the elements, if they have one of their own.
+    #[inline(always)]
+    fn large(&self) -> Option<LargeHandle> {
+        if size_of::<T>() == 0 || self.len & LARGE_BLOCK == 0 {
+            return None;
+        }
+        // SAFETY: the bit is set only for an array made with a large block
+        // that starts at `ptr` and that the array still owns (`from_raw_parts`).
+        Some(unsafe { LargeHandle::of_block(self.ptr.cast()) })
     }
 
     /// Whether the elements live in a large block of their own (released as
@@ -73,7 +121,7 @@ impl<'s, T> ScopedArray<'s, T> {
     /// });
     /// ```
     pub fn is_large_block(&self) -> bool {
-        self.large.is_some()
+        size_of::<T>() != 0 && self.len & LARGE_BLOCK != 0
     }
 
     /// The elements as a slice.
@@ -89,7 +137,7 @@ impl<'s, T> ScopedArray<'s, T> {
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `ptr` points to `len` initialized elements owned by `self`
         // (the field invariant); the shared borrow of `self` covers the slice.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.count()) }
     }
 
     /// The elements as a mutable slice.
@@ -104,7 +152,7 @@ impl<'s, T> ScopedArray<'s, T> {
     #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`, with exclusive access through `&mut self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.count()) }
     }
 
     /// Gives up ownership of the elements and returns them as a slice that
@@ -126,7 +174,7 @@ impl<'s, T> ScopedArray<'s, T> {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the memory stays allocated for `'s` (field invariant) and
         // `this` is never used or dropped again, so the slice is the only owner.
-        unsafe { std::slice::from_raw_parts_mut(this.ptr.as_ptr(), this.len) }
+        unsafe { std::slice::from_raw_parts_mut(this.ptr.as_ptr(), this.count()) }
     }
 
     /// Gives up the elements without making a reference to them: their
@@ -135,7 +183,7 @@ impl<'s, T> ScopedArray<'s, T> {
     #[inline(always)]
     pub(crate) fn into_raw_parts(self) -> (NonNull<T>, usize, Option<LargeHandle>) {
         let this = std::mem::ManuallyDrop::new(self);
-        (this.ptr, this.len, this.large)
+        (this.ptr, this.count(), this.large())
     }
 
     /// A copy of this array in the memory of `scope` (this array's scope or
@@ -188,11 +236,11 @@ impl<T> Drop for ScopedArray<'_, T> {
     #[inline]
     fn drop(&mut self) {
         if std::mem::needs_drop::<T>() {
-            let large = self.large;
+            let large = self.large();
             // SAFETY: the array is being dropped inside its scope; its elements
             // and block are used for nothing after this.
             unsafe { drop_elements_then_release(self.as_mut_slice(), large) };
-        } else if let Some(large) = self.large {
+        } else if let Some(large) = self.large() {
             // SAFETY: the array is being dropped inside its scope (its lifetime
             // ends no later than the scope), its elements need no drop, and the
             // handle is not used again.
@@ -285,7 +333,7 @@ impl<'s, T> IntoIterator for ScopedArray<'s, T> {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: the array gives up its elements and block to the iterator
         // and is never used or dropped again (`ManuallyDrop`).
-        unsafe { ScopedArrayIntoIter::from_raw_parts(this.ptr, this.len, this.large) }
+        unsafe { ScopedArrayIntoIter::from_raw_parts(this.ptr, this.count(), this.large()) }
     }
 }
 

@@ -162,6 +162,54 @@ fn an_uninit_array_filled_by_index_becomes_an_array_of_its_values() {
         assert_eq!(drops.get(), 4, "the initialised array drops its elements");
         let zst = s.uninit::<()>(usize::MAX);
         assert_eq!(zst.len(), usize::MAX);
+        // SAFETY: a unit needs no initialisation.
+        let zst = unsafe { zst.assume_init() };
+        // A zero-sized element's count uses every bit: none marks a large block.
+        assert_eq!(zst.len(), usize::MAX);
+        assert!(!zst.is_large_block());
+        drop(zst);
+    });
+}
+
+#[test]
+fn an_array_is_two_words_like_a_slice() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<arena::ScopedArray<'_, u64>>(), size_of::<&[u64]>());
+    assert_eq!(size_of::<Option<arena::ScopedArray<'_, u64>>>(), size_of::<&[u64]>());
+    assert_eq!(size_of::<arena::ScopedArray<'_, ()>>(), size_of::<&[()]>());
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "maps a large block")]
+fn large_arrays_of_every_origin_release_their_own_block() {
+    arena::scope(|s| {
+        let base = arena::stats().large_live_bytes;
+        let a = s.zeroed::<u8>(4 << 20);
+        let b = s.from_fn(1 << 19, |i| i as u64); // 4 MiB
+        let mut c = s.vec_with_capacity(1 << 19); // 4 MiB
+        c.extend(0..1000_u64);
+        let c = c.into_array();
+        let d = s.from_iter((0..(1_u32 << 20)).filter(|i| i % 2 == 0)); // grown by the iterator
+        for (name, large) in [
+            ("zeroed", a.is_large_block()),
+            ("from_fn", b.is_large_block()),
+            ("vec", c.is_large_block()),
+            ("iter", d.is_large_block()),
+        ] {
+            assert!(large, "{name}: the array has a large block of its own");
+        }
+        let live = |of: &[usize]| of.iter().sum::<usize>();
+        let sizes = [4 << 20, 4 << 20, 4 << 20, d.len() * 4];
+        assert!(arena::stats().large_live_bytes - base >= live(&sizes));
+        // Each drop releases exactly its own block: the others stay readable.
+        drop(b);
+        assert_eq!(a.iter().map(|&x| x as usize).sum::<usize>(), 0);
+        assert_eq!(d[d.len() - 1], (1 << 20) - 2);
+        drop(a);
+        drop(d);
+        assert_eq!(c.iter().sum::<u64>(), 999 * 1000 / 2);
+        drop(c);
+        assert_eq!(arena::stats().large_live_bytes, base, "every block went back before the scope's end");
     });
 }
 
