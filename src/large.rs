@@ -39,11 +39,14 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
 /// block stays page-aligned.
 pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
 
-/// One anonymous, private, read-write mapping: a header page
-/// ([`HEADER_BYTES`]), then the block.
+/// A block in an anonymous, private, read-write mapping of its own, after a
+/// header page ([`HEADER_BYTES`]).
 ///
 /// Invariants: `map` is valid for reads and writes of `map.len()` bytes while
-/// the block exists, and is unmapped when it is dropped; it is a raw mapping,
+/// the block exists, and is unmapped when it is dropped; the header page and
+/// the `len` bytes from `ptr` are inside it, and `ptr` is page-aligned (on a
+/// huge page for a block of a huge page or more, where there was room to
+/// place it so); `map` is a raw mapping,
 /// never viewed as a slice (a `&[u8]` over a handed-out block would assert
 /// that its owner changes none of its bytes, and under Stacked Borrows read
 /// them all, ending the owner's unique borrows); `zeroed` is true only
@@ -51,8 +54,10 @@ pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
 /// `locked` is true exactly when the pages are locked (`mlock`).
 pub(crate) struct LargeBlock {
     map: MmapRaw,
-    /// The block's first byte, [`HEADER_BYTES`] into `map`, taken once.
+    /// The block's first byte, [`HEADER_BYTES`] or more into `map`.
     ptr: NonNull<u8>,
+    /// The block's length: `map` holds `len` bytes from `ptr`.
+    len: usize,
     pub(crate) zeroed: bool,
     locked: bool,
 }
@@ -74,80 +79,131 @@ pub(crate) enum MapError {
 unsafe impl Send for LargeBlock {}
 
 impl Drop for LargeBlock {
-    /// Uncounts the mapping from the process's held bytes; the mapping
-    /// itself is unmapped when its field drops, right after.
+    /// Uncounts the block and its header from the process's held bytes; the
+    /// mapping itself is unmapped when its field drops, right after.
     fn drop(&mut self) {
-        crate::process::release(self.map.len());
+        crate::process::release(self.len + HEADER_BYTES);
     }
 }
 
+/// A fresh anonymous mapping of `len` bytes, populated if asked.
+fn map_anon(len: usize, populate: bool) -> io::Result<MmapRaw> {
+    let mut builder = MmapOptions::new();
+    builder.len(len);
+    if populate {
+        builder.populate();
+    }
+    builder.map_anon().map(MmapRaw::from)
+}
+
 impl LargeBlock {
-    /// A fresh block of `len` bytes (a size class) in a mapping of its own.
-    /// Returns the block and whether a huge-page request was refused.
+    /// A fresh block of `len` bytes (a size class) in a mapping of its own,
+    /// after its header page. A block of a huge page or more starts on a
+    /// huge-page boundary, so that every huge page of it can be a
+    /// transparent huge page: its mapping has a huge page of room (address
+    /// space only: the pages around the block and its header are never
+    /// touched, and kept out of huge pages). Returns the block and whether a
+    /// huge-page request was refused.
     pub(crate) fn map(len: usize, options: MapOptions) -> Result<(LargeBlock, bool), MapError> {
-        let len = len.checked_add(HEADER_BYTES).ok_or(MapError::Map(None))?;
-        crate::process::acquire(len).map_err(|_| MapError::OverProcessLimit)?;
-        let mut builder = MmapOptions::new();
-        builder.len(len);
-        if options.populate {
-            builder.populate();
-        }
-        let map = match builder.map_anon() {
-            Ok(map) => MmapRaw::from(map),
+        let held = len.checked_add(HEADER_BYTES).ok_or(MapError::Map(None))?;
+        crate::process::acquire(held).map_err(|_| MapError::OverProcessLimit)?;
+        // Under Miri, which has no `madvise`, every block is page-aligned.
+        let with_room = (len >= HUGE_PAGE_BYTES && !cfg!(miri))
+            .then(|| len.checked_add(HUGE_PAGE_BYTES))
+            .flatten()
+            // The room may be refused where the block alone fits (`RLIMIT_AS`).
+            .and_then(|mapped| map_anon(mapped, false).ok());
+        let aligned = with_room.is_some();
+        let map = match with_room.map_or_else(|| map_anon(held, options.populate), Ok) {
+            Ok(map) => map,
             Err(error) => {
-                crate::process::release(len);
+                crate::process::release(held);
                 return Err(MapError::Map(error.raw_os_error()));
             }
         };
         let Some(start) = NonNull::new(map.as_mut_ptr()) else {
             // Never: a successful mapping is never at address 0.
             drop(map);
-            crate::process::release(len);
+            crate::process::release(held);
             return Err(MapError::Map(None));
         };
-        // SAFETY: the mapping is `HEADER_BYTES` longer than the block, so its
-        // first byte is in bounds; the pointer keeps the mapping's provenance
-        // (the header is reached from the block by stepping back).
-        let ptr = unsafe { start.add(HEADER_BYTES) };
+        // The block starts after its header page: at the first huge-page
+        // boundary past it when there is room, at most a huge page in.
+        let offset = if aligned {
+            (start.as_ptr().addr() + HEADER_BYTES).next_multiple_of(HUGE_PAGE_BYTES) - start.as_ptr().addr()
+        } else {
+            HEADER_BYTES
+        };
+        // SAFETY: `offset + len` is at most the mapping's length (`HEADER_BYTES`
+        // with an exact mapping, at most `HUGE_PAGE_BYTES` with room), so the
+        // block's first byte is in bounds; the pointer keeps the mapping's
+        // provenance (the header is reached from the block by stepping back).
+        let ptr = unsafe { start.add(offset) };
         // From here the block owns the mapping and its count: dropping it
         // (a refused lock below) unmaps and uncounts both.
-        let mut block = LargeBlock { map, ptr, zeroed: true, locked: false };
-        let huge_refused = options.huge_pages && len >= HUGE_PAGE_BYTES && block.map.advise(Advice::HugePage).is_err();
+        let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false };
+        if aligned {
+            // The header's page must not pull a huge page in (with
+            // transparent huge pages always on), and `MAP_POPULATE` would
+            // have populated the room: the block is populated here.
+            let _ = block.map.advise_range(Advice::NoHugePage, 0, offset);
+            if options.populate {
+                block.populate();
+            }
+        }
+        let huge_refused = options.huge_pages
+            && len >= HUGE_PAGE_BYTES
+            && block.map.advise_range(Advice::HugePage, offset, len).is_err();
         if options.lock {
-            block.map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
-            block.locked = true;
+            block.set_locked(true)?;
         }
         Ok((block, huge_refused))
     }
 
-    /// Locks or unlocks the pages, as `lock` says. A refused lock leaves the
-    /// block unlocked and reports the OS error.
+    /// The block and its header page: where they start in the mapping, and
+    /// their length.
+    fn used_range(&self) -> (usize, usize) {
+        (self.ptr.as_ptr().addr() - HEADER_BYTES - self.map.as_ptr().addr(), self.len + HEADER_BYTES)
+    }
+
+    /// Locks or unlocks the pages of the block and its header (not the room
+    /// around them), as `lock` says. A refused lock leaves the block
+    /// unlocked and reports the OS error.
     pub(crate) fn set_locked(&mut self, lock: bool) -> Result<(), MapError> {
         if lock == self.locked {
             return Ok(());
         }
+        let (offset, len) = self.used_range();
+        let first = self.map.as_mut_ptr().wrapping_add(offset).cast::<libc::c_void>();
         if lock {
-            self.map.lock().map_err(|e| MapError::Lock(e.raw_os_error()))?;
+            // SAFETY: the range is inside the mapping this block owns; locking
+            // changes where its pages live, never what they hold.
+            if unsafe { libc::mlock(first, len) } != 0 {
+                return Err(MapError::Lock(io::Error::last_os_error().raw_os_error()));
+            }
         } else {
             // Unlocking a locked range cannot fail for a mapping we own; if it
             // did, the block would stay locked, which is only a cost.
-            let _ = self.map.unlock();
+            // SAFETY: as for `mlock`.
+            let _ = unsafe { libc::munlock(first, len) };
         }
         self.locked = lock;
         Ok(())
     }
 
-    /// Makes every page resident (what `MAP_POPULATE` does for a fresh
-    /// mapping), so that the first touches of a reused block do not fault.
+    /// Makes every page of the block resident (what `MAP_POPULATE` does for
+    /// a fresh mapping), so that the first touches of a reused block do not
+    /// fault.
     pub(crate) fn populate(&mut self) {
-        if self.map.advise(Advice::PopulateWrite).is_ok() {
+        let (offset, len) = self.used_range();
+        if self.map.advise_range(Advice::PopulateWrite, offset, len).is_ok() {
             return;
         }
         // Kernels before 5.14 lack MADV_POPULATE_WRITE: touch each page. Writing
         // a zero keeps a zeroed block zeroed, and a handed-out block's contents
         // are unspecified anyway.
         for offset in (0..self.len()).step_by(PAGE_BYTES) {
-            // SAFETY: `offset` is inside the mapping, valid for writes, and no
+            // SAFETY: `offset` is inside the block, valid for writes, and no
             // reference into the block exists (it is being handed out).
             unsafe { self.ptr.as_ptr().add(offset).write(0) };
         }
@@ -160,7 +216,7 @@ impl LargeBlock {
 
     /// The block's length, without the header.
     pub(crate) fn len(&self) -> usize {
-        self.map.len() - HEADER_BYTES
+        self.len
     }
 
     /// Gives the pages back to the OS, keeping the mapping.

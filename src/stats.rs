@@ -165,11 +165,14 @@ pub struct Stats {
     pub system_deallocations: u64,
     /// Scopes open right now.
     pub depth: usize,
-    /// Mapped bytes of large blocks in use (see [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes)).
+    /// Bytes of large blocks in use, whole size classes (see
+    /// [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes));
+    /// the page each one's mapping has in front of it for its header is not
+    /// counted here, but is in [`process_held_bytes`](crate::process_held_bytes).
     pub large_live_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse.
     pub large_cached_bytes: usize,
-    /// Mapped bytes of cached large blocks whose pages were given back
+    /// Bytes of cached large blocks whose pages were given back
     /// (`madvise`): address space only, no memory.
     pub large_cold_bytes: usize,
     /// Large requests served from the cache (no `mmap`).

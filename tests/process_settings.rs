@@ -13,6 +13,18 @@ const MIB: usize = 1 << 20;
 fn process_settings_reach_every_new_thread_and_cap_all_arenas_together() {
     // The main thread's arena is in use before the default changes: it keeps its own.
     arena::scope(|s| drop(s.zeroed::<u8>(64)));
+    // A large block counts its size class in the arena's stats; the process
+    // holds its mapping, a header page more.
+    arena::trim();
+    let held = arena::process_held_bytes();
+    arena::scope(|s| {
+        let block = s.zeroed::<u8>(4 * MIB);
+        assert!(block.is_large_block());
+        assert_eq!(arena::stats().large_live_bytes, 4 * MIB);
+        assert_eq!(arena::process_held_bytes() - held, 4 * MIB + 4096);
+    });
+    arena::trim();
+    assert_eq!(arena::process_held_bytes(), held, "trimmed, the block's mapping is gone");
     let limited = Config { limit_bytes: 100 * MIB, retain_bytes: 8 * MIB, ..Config::DEFAULT };
     arena::set_default_config(limited);
     assert_eq!(arena::default_config(), limited);

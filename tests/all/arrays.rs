@@ -179,6 +179,45 @@ fn an_array_is_two_words_like_a_slice() {
     assert_eq!(size_of::<arena::ScopedArray<'_, ()>>(), size_of::<&[()]>());
 }
 
+/// Small large blocks (a page threshold, unmapped on release: Miri has no
+/// `madvise`), so that Miri checks the header read of every array kind with
+/// strict provenance while the elements of another array are borrowed.
+#[test]
+fn large_arrays_find_their_records_while_other_blocks_are_borrowed() {
+    let config = arena::Config {
+        large_threshold_bytes: 4096,
+        return_mode: arena::ReturnMode::Unmap,
+        use_pool: false,
+        ..arena::Config::DEFAULT
+    };
+    let mut arena = arena::Arena::with_config(config);
+    arena.scope(|s| {
+        let mut held = s.from_fn(1024, |i| i as u64);
+        let borrowed: &mut [u64] = &mut held;
+        let a = s.from_fn(1024, |i| i as u32);
+        let mut v = s.vec();
+        v.extend(0..600_u64);
+        let v = v.into_array();
+        // SAFETY: every element is written.
+        let u = unsafe { s.uninit::<u64>(600).map_in(s, |_| std::mem::MaybeUninit::new(7_u64)).assume_init() };
+        assert!(a.is_large_block() && v.is_large_block() && u.is_large_block());
+        borrowed[0] = 9;
+        std::thread::scope(|t| {
+            t.spawn(move || drop(v));
+        });
+        let mut rest = a.into_iter();
+        assert_eq!(rest.next_back(), Some(1023));
+        drop(rest);
+        drop(u);
+        assert_eq!(borrowed[0], 9);
+        drop(held);
+    });
+    assert_eq!(arena.stats().large_live_bytes, 0);
+    arena.trim();
+    let stats = arena.stats();
+    assert_eq!(stats.mmaps, stats.munmaps, "every block was released once and unmapped");
+}
+
 #[test]
 #[cfg_attr(miri, ignore = "maps a large block")]
 fn large_arrays_of_every_origin_release_their_own_block() {

@@ -316,6 +316,31 @@ fn huge_page_and_populate_options_map_and_count_refusals() {
     assert!(stats.advice_errors <= 1);
 }
 
+/// A block of 2 MiB or more starts on a 2 MiB boundary, fresh or reused,
+/// whatever its class: every 2 MiB of it can be one transparent huge page
+/// (the page in front of it, the block's header, does not shift it off).
+#[test]
+fn blocks_of_two_mib_or_more_start_on_a_huge_page_boundary() {
+    arena::configure(arena::Config {
+        map_options: arena::MapOptions { huge_pages: true, ..arena::MapOptions::default() },
+        use_pool: false,
+        ..arena::Config::DEFAULT
+    });
+    for round in 0..2 {
+        arena::scope(|s| {
+            for bytes in [2 * MIB, 3 * MIB, 4 * MIB, 10 * MIB, 64 * MIB] {
+                let block = s.uninit::<u8>(bytes);
+                assert!(block.is_large_block());
+                let at = block.as_ptr().addr();
+                assert_eq!(at % (2 * MIB), 0, "round {round}: a block of {bytes} bytes at {at:#x}");
+            }
+        });
+    }
+    assert!(arena::stats().large_cache_hits > 0, "the second round reuses the blocks");
+    arena::trim();
+    isolated();
+}
+
 /// An emptied vector whose buffer is a large block has no elements to hand
 /// on: freezing it releases the block at once, whatever its capacity, so
 /// repeating the round in one scope holds one block at a time.
