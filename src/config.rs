@@ -190,7 +190,9 @@ pub struct MapOptions {
     /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
     /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
     pub huge_pages: bool,
-    /// Pre-fault the whole mapping (`MAP_POPULATE`), so first touches do not fault.
+    /// Pre-fault the block (`MAP_POPULATE`, or `MADV_POPULATE_WRITE` after
+    /// the huge-page advice, so that the pages are huge ones), so first
+    /// touches do not fault.
     pub populate: bool,
     /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
     /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.

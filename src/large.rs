@@ -114,7 +114,13 @@ impl LargeBlock {
             // The room may be refused where the block alone fits (`RLIMIT_AS`).
             .and_then(|mapped| map_anon(mapped, false).ok());
         let aligned = with_room.is_some();
-        let map = match with_room.map_or_else(|| map_anon(held, options.populate), Ok) {
+        // `MAP_POPULATE` fills the pages before any advice: not for a mapping
+        // with room (the room would be populated too), nor for a block that
+        // asks for huge pages (they would be small ones). Such a block is
+        // populated once it is advised.
+        let asks_huge = options.huge_pages && len >= HUGE_PAGE_BYTES;
+        let populate_now = options.populate && !aligned && !asks_huge;
+        let map = match with_room.map_or_else(|| map_anon(held, populate_now), Ok) {
             Ok(map) => map,
             Err(error) => {
                 crate::process::release(held);
@@ -144,16 +150,13 @@ impl LargeBlock {
         let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false };
         if aligned {
             // The header's page must not pull a huge page in (with
-            // transparent huge pages always on), and `MAP_POPULATE` would
-            // have populated the room: the block is populated here.
+            // transparent huge pages always on).
             let _ = block.map.advise_range(Advice::NoHugePage, 0, offset);
-            if options.populate {
-                block.populate();
-            }
         }
-        let huge_refused = options.huge_pages
-            && len >= HUGE_PAGE_BYTES
-            && block.map.advise_range(Advice::HugePage, offset, len).is_err();
+        let huge_refused = asks_huge && block.map.advise_range(Advice::HugePage, offset, len).is_err();
+        if options.populate && !populate_now {
+            block.populate();
+        }
         if options.lock {
             block.set_locked(true)?;
         }
