@@ -149,9 +149,17 @@ impl LargeBlock {
         // (a refused lock below) unmaps and uncounts both.
         let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false };
         if aligned {
-            // The header's page must not pull a huge page in (with
-            // transparent huge pages always on).
+            // The room before and after the block stays out of huge pages:
+            // else, with transparent huge pages always on, the header's page
+            // would pull one in, and so would the block's last bytes where
+            // the block does not end on a huge-page boundary (at their first
+            // touch, or when khugepaged collapses that huge page), making
+            // part of the room resident.
             let _ = block.map.advise_range(Advice::NoHugePage, 0, offset);
+            let after = offset + len;
+            if after < block.map.len() {
+                let _ = block.map.advise_range(Advice::NoHugePage, after, block.map.len() - after);
+            }
         }
         let huge_refused = asks_huge && block.map.advise_range(Advice::HugePage, offset, len).is_err();
         if options.populate && !populate_now {
