@@ -51,7 +51,8 @@ pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
 /// that its owner changes none of its bytes, and under Stacked Borrows read
 /// them all, ending the owner's unique borrows); `zeroed` is true only
 /// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`);
-/// `locked` is true exactly when the pages are locked (`mlock`).
+/// `locked` is true exactly when the pages are locked (`mlock`);
+/// `huge_asked` is true once the block has asked for huge pages.
 pub(crate) struct LargeBlock {
     map: MmapRaw,
     /// The block's first byte, [`HEADER_BYTES`] or more into `map`.
@@ -60,6 +61,7 @@ pub(crate) struct LargeBlock {
     len: usize,
     pub(crate) zeroed: bool,
     locked: bool,
+    huge_asked: bool,
 }
 
 /// Why a new mapping could not be made.
@@ -147,7 +149,7 @@ impl LargeBlock {
         let ptr = unsafe { start.add(offset) };
         // From here the block owns the mapping and its count: dropping it
         // (a refused lock below) unmaps and uncounts both.
-        let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false };
+        let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false, huge_asked: false };
         if aligned {
             // The room before and after the block stays out of huge pages:
             // else, with transparent huge pages always on, the header's page
@@ -161,7 +163,7 @@ impl LargeBlock {
                 let _ = block.map.advise_range(Advice::NoHugePage, after, block.map.len() - after);
             }
         }
-        let huge_refused = asks_huge && block.map.advise_range(Advice::HugePage, offset, len).is_err();
+        let huge_refused = options.huge_pages && block.ask_for_huge_pages();
         if options.populate && !populate_now {
             block.populate();
         }
@@ -169,6 +171,21 @@ impl LargeBlock {
             block.set_locked(true)?;
         }
         Ok((block, huge_refused))
+    }
+
+    /// Asks for transparent huge pages (`MADV_HUGEPAGE`) on a block of a
+    /// huge page or more that has not asked yet; returns whether the OS
+    /// refused. Asked once: a refusal is not retried at every reuse (a
+    /// system call each time), and a block that asked keeps its advice when
+    /// later handed out without `huge_pages` (there is no advice that undoes
+    /// it without refusing the huge pages a fresh mapping might get).
+    pub(crate) fn ask_for_huge_pages(&mut self) -> bool {
+        if self.huge_asked || self.len < HUGE_PAGE_BYTES {
+            return false;
+        }
+        self.huge_asked = true;
+        let offset = self.ptr.as_ptr().addr() - self.map.as_ptr().addr();
+        self.map.advise_range(Advice::HugePage, offset, self.len).is_err()
     }
 
     /// The block and its header page: where they start in the mapping, and

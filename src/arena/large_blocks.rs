@@ -227,10 +227,15 @@ impl LargeBlocks {
     }
 
     /// Makes a block from the cache or the pool meet `config.map_options`, as
-    /// a fresh mapping would: locked exactly when `lock` asks (a refusal puts
-    /// the block back and fails the request), resident when `populate` asks.
+    /// a fresh mapping would: advised for huge pages when `huge_pages` asks
+    /// (before its pages are populated or locked, so that they are huge
+    /// ones), locked exactly when `lock` asks (a refusal puts the block back
+    /// and fails the request), resident when `populate` asks.
     fn prepare_reused(&mut self, mut block: LargeBlock, config: &Config) -> Result<LargeBlock, AllocError> {
         let options = config.map_options;
+        if options.huge_pages && block.ask_for_huge_pages() {
+            self.counters.advice_errors += 1;
+        }
         if let Err(error) = block.set_locked(options.lock) {
             self.last_map_error = Some(error);
             self.cache.put(block, config.large_retain_bytes, config.return_mode, &mut self.counters);
