@@ -194,15 +194,16 @@ impl LargeBlock {
         (self.ptr.as_ptr().addr() - HEADER_BYTES - self.map.as_ptr().addr(), self.len + HEADER_BYTES)
     }
 
-    /// Locks or unlocks the pages of the block and its header (not the room
-    /// around them), as `lock` says. A refused lock leaves the block
-    /// unlocked and reports the OS error.
+    /// Locks or unlocks the block's pages, as `lock` says: its size class,
+    /// neither its header (a pointer read when the block is released, for
+    /// which a page fault is no harm) nor the room around it, so that a
+    /// block fits an `RLIMIT_MEMLOCK` of its size. A refused lock leaves the
+    /// block unlocked and reports the OS error.
     pub(crate) fn set_locked(&mut self, lock: bool) -> Result<(), MapError> {
         if lock == self.locked {
             return Ok(());
         }
-        let (offset, len) = self.used_range();
-        let first = self.map.as_mut_ptr().wrapping_add(offset).cast::<libc::c_void>();
+        let (first, len) = (self.ptr.as_ptr().cast::<libc::c_void>(), self.len);
         if lock {
             // SAFETY: the range is inside the mapping this block owns; locking
             // changes where its pages live, never what they hold.
