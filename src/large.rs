@@ -52,7 +52,9 @@ pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
 /// them all, ending the owner's unique borrows); `zeroed` is true only
 /// if every byte currently reads as zero (fresh, or after `MADV_DONTNEED`);
 /// `locked` is true exactly when the pages are locked (`mlock`);
-/// `huge_asked` is true once the block has asked for huge pages.
+/// `populated` is true only if every page of the block was made resident
+/// (populated or locked) and none was advised away since; `huge_asked` is
+/// true once the block has asked for huge pages.
 pub(crate) struct LargeBlock {
     map: MmapRaw,
     /// The block's first byte, [`HEADER_BYTES`] or more into `map`.
@@ -61,6 +63,7 @@ pub(crate) struct LargeBlock {
     len: usize,
     pub(crate) zeroed: bool,
     locked: bool,
+    populated: bool,
     huge_asked: bool,
 }
 
@@ -149,7 +152,8 @@ impl LargeBlock {
         let ptr = unsafe { start.add(offset) };
         // From here the block owns the mapping and its count: dropping it
         // (a refused lock below) unmaps and uncounts both.
-        let mut block = LargeBlock { map, ptr, len, zeroed: true, locked: false, huge_asked: false };
+        let mut block =
+            LargeBlock { map, ptr, len, zeroed: true, locked: false, populated: populate_now, huge_asked: false };
         if aligned {
             // The room before and after the block stays out of huge pages:
             // else, with transparent huge pages always on, the header's page
@@ -217,13 +221,19 @@ impl LargeBlock {
             let _ = unsafe { libc::munlock(first, len) };
         }
         self.locked = lock;
+        // Locking made every page resident.
+        self.populated |= lock;
         Ok(())
     }
 
     /// Makes every page of the block resident (what `MAP_POPULATE` does for
     /// a fresh mapping), so that the first touches of a reused block do not
-    /// fault.
+    /// fault. Once: a block populated before, and not advised away since,
+    /// is resident already (a steady loop makes no system call for it).
     pub(crate) fn populate(&mut self) {
+        if std::mem::replace(&mut self.populated, true) {
+            return;
+        }
         let (offset, len) = self.used_range();
         if self.map.advise_range(Advice::PopulateWrite, offset, len).is_ok() {
             return;
@@ -255,6 +265,7 @@ impl LargeBlock {
     fn advise_away(&mut self, mode: ReturnMode) -> io::Result<()> {
         // Locked pages cannot be advised away; a cold block holds no memory to lock.
         let _ = self.set_locked(false);
+        self.populated = false;
         let advice = match mode {
             ReturnMode::Free => UncheckedAdvice::Free,
             _ => UncheckedAdvice::DontNeed,
