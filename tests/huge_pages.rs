@@ -1,7 +1,10 @@
-//! `MapOptions { huge_pages, populate }` together: a populated block gets the
-//! huge pages that touching an unpopulated one gets, so that asking for its
-//! pages up front does not cost it its huge pages. Its own test binary: it
-//! reads how the process's pages are backed (`/proc/self/smaps`).
+//! `MapOptions::huge_pages` holds for every large block handed out: a
+//! populated block gets the huge pages a touched one gets (asking for its
+//! pages up front does not cost it its huge pages), and so does a block
+//! reused from the cache that was mapped without asking. Its own test
+//! binary: it reads how the process's pages are backed (`/proc/self/smaps`).
+//! Where the system gives no huge pages at all, both sides of each compare
+//! are 0.
 
 mod common;
 use common::{MIB, touch};
@@ -47,4 +50,35 @@ fn populated_blocks_are_backed_by_huge_pages_as_touched_ones_are() {
             );
         });
     });
+}
+
+#[test]
+fn blocks_reused_from_the_cache_get_huge_pages_when_the_options_ask() {
+    let with = |huge_pages| {
+        let map_options = arena::MapOptions { huge_pages, ..arena::MapOptions::DEFAULT };
+        arena::Config { map_options, use_pool: false, ..arena::Config::DEFAULT }
+    };
+    let mut arena = arena::Arena::with_config(with(false));
+    // A block mapped without asking for huge pages goes to the cache...
+    arena.scope(|s| drop(s.zeroed::<u8>(8 * MIB)));
+    assert_eq!(arena.stats().large_cached_bytes, 8 * MIB);
+    // ...and is handed out again once huge pages are asked for.
+    arena.configure(with(true));
+    arena.scope(|s| {
+        // The cached block serves the first request; the second is mapped.
+        let mut reused = s.zeroed::<u8>(8 * MIB);
+        let mut fresh = s.zeroed::<u8>(8 * MIB);
+        touch(&mut reused);
+        touch(&mut fresh);
+        let reused_huge = huge_page_bytes(reused.as_ptr().addr(), reused.len());
+        let fresh_huge = huge_page_bytes(fresh.as_ptr().addr(), fresh.len());
+        // No huge pages at all (switched off, or none free): nothing to compare.
+        assert!(
+            reused_huge >= fresh_huge,
+            "a reused block has {} MiB in huge pages, a fresh one {} MiB",
+            reused_huge / MIB,
+            fresh_huge / MIB
+        );
+    });
+    assert_eq!(arena.stats().large_cache_hits, 1, "the cached block was reused");
 }
