@@ -33,10 +33,10 @@ pub(crate) fn size_class(bytes: usize) -> Option<usize> {
     crate::size_class::class_len(bytes, PAGE_BYTES)
 }
 
-/// The page each mapping has before its block: the arena writes there whom
-/// the block is handed out to (see `LargeHandle::of_block`), so that an array
-/// needs only the block's address to find its record. A page, so that the
-/// block stays page-aligned.
+/// The page each mapping has before its block, where the arena writes the
+/// address of the block's record when it hands the block out (see
+/// `LargeHandle::of_block`): an array then needs only the block's address to
+/// find it. A whole page, so that the block stays page-aligned.
 pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
 
 /// A block in an anonymous, private, read-write mapping of its own, after a
