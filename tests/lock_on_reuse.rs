@@ -2,15 +2,8 @@
 //! reused from the thread's cache or the process-wide pool. Its own test
 //! binary: it reads the process's locked memory (`VmLck`).
 
-const MIB: usize = 1 << 20;
-
-/// Locked memory of this process, from `/proc/self/status`.
-fn locked_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
-    let line = status.lines().find(|line| line.starts_with("VmLck:")).expect("a VmLck line");
-    let kib: usize = line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmLck in kB");
-    kib * 1024
-}
+mod common;
+use common::{MIB, locked_bytes};
 
 fn with_lock(lock: bool) -> arena::Config {
     let map_options = arena::MapOptions { lock, ..arena::MapOptions::default() };

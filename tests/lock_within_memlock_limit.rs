@@ -3,15 +3,8 @@
 //! size (the default limit is 8 MiB, a common size for a pinned buffer).
 //! Its own test binary: it lowers the limit and drops the capability.
 
-const MIB: usize = 1 << 20;
-
-/// Locked memory of this process, from `/proc/self/status`.
-fn locked_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
-    let line = status.lines().find(|line| line.starts_with("VmLck:")).expect("a VmLck line");
-    let kib: usize = line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmLck in kB");
-    kib * 1024
-}
+mod common;
+use common::{MIB, locked_bytes};
 
 /// `capget`/`capset`'s header and data (version 3: two words of each set).
 #[repr(C)]

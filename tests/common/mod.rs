@@ -14,6 +14,14 @@ pub(crate) fn page_bytes() -> usize {
     usize::try_from(size).unwrap_or(4096)
 }
 
+/// Locked memory of this process, from `/proc/self/status`.
+pub(crate) fn locked_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    let line = status.lines().find(|line| line.starts_with("VmLck:")).expect("a VmLck line");
+    let kib: usize = line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmLck in kB");
+    kib * 1024
+}
+
 /// Minor page faults of this process so far, from `getrusage`.
 pub(crate) fn minor_faults() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
