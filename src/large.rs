@@ -188,14 +188,18 @@ impl LargeBlock {
             return false;
         }
         self.huge_asked = true;
-        let offset = self.ptr.as_ptr().addr() - self.map.as_ptr().addr();
-        self.map.advise_range(Advice::HugePage, offset, self.len).is_err()
+        self.map.advise_range(Advice::HugePage, self.offset(), self.len).is_err()
+    }
+
+    /// Where the block starts in the mapping.
+    fn offset(&self) -> usize {
+        self.ptr.as_ptr().addr() - self.map.as_ptr().addr()
     }
 
     /// The block and its header page: where they start in the mapping, and
     /// their length.
     fn used_range(&self) -> (usize, usize) {
-        (self.ptr.as_ptr().addr() - HEADER_BYTES - self.map.as_ptr().addr(), self.len + HEADER_BYTES)
+        (self.offset() - HEADER_BYTES, self.len + HEADER_BYTES)
     }
 
     /// Locks or unlocks the block's pages, as `lock` says: its size class,

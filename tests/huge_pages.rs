@@ -9,9 +9,9 @@
 mod common;
 use common::{MIB, touch};
 
-/// Bytes in transparent huge pages of the mappings that overlap `len`
-/// bytes from `start`.
-fn huge_page_bytes(start: usize, len: usize) -> usize {
+/// Bytes in transparent huge pages of the mappings that overlap `block`.
+fn huge_page_bytes(block: &[u8]) -> usize {
+    let (start, len) = (block.as_ptr().addr(), block.len());
     let smaps = std::fs::read_to_string("/proc/self/smaps").expect("read /proc/self/smaps");
     let mut overlaps = false;
     let mut total = 0;
@@ -27,6 +27,19 @@ fn huge_page_bytes(start: usize, len: usize) -> usize {
     total
 }
 
+/// Asserts that `block` has at least as many bytes in huge pages as
+/// `reference`, naming each in the message. Where the system gives no huge
+/// pages at all (switched off, or none free), both are 0.
+fn assert_as_huge(block: &[u8], name: &str, reference: &[u8], reference_name: &str) {
+    let (huge, reference_huge) = (huge_page_bytes(block), huge_page_bytes(reference));
+    assert!(
+        huge >= reference_huge,
+        "a {name} block has {} MiB in huge pages, a {reference_name} one {} MiB",
+        huge / MIB,
+        reference_huge / MIB
+    );
+}
+
 #[test]
 fn populated_blocks_are_backed_by_huge_pages_as_touched_ones_are() {
     let with = |populate| {
@@ -39,15 +52,7 @@ fn populated_blocks_are_backed_by_huge_pages_as_touched_ones_are() {
             let mut a = touched.zeroed::<u8>(8 * MIB);
             touch(&mut a);
             let b = populated.zeroed::<u8>(8 * MIB);
-            let touched_huge = huge_page_bytes(a.as_ptr().addr(), a.len());
-            let populated_huge = huge_page_bytes(b.as_ptr().addr(), b.len());
-            // No huge pages at all (switched off, or none free): nothing to compare.
-            assert!(
-                populated_huge >= touched_huge,
-                "a populated block has {} MiB in huge pages, a touched one {} MiB",
-                populated_huge / MIB,
-                touched_huge / MIB
-            );
+            assert_as_huge(&b, "populated", &a, "touched");
         });
     });
 }
@@ -70,15 +75,7 @@ fn blocks_reused_from_the_cache_get_huge_pages_when_the_options_ask() {
         let mut fresh = s.zeroed::<u8>(8 * MIB);
         touch(&mut reused);
         touch(&mut fresh);
-        let reused_huge = huge_page_bytes(reused.as_ptr().addr(), reused.len());
-        let fresh_huge = huge_page_bytes(fresh.as_ptr().addr(), fresh.len());
-        // No huge pages at all (switched off, or none free): nothing to compare.
-        assert!(
-            reused_huge >= fresh_huge,
-            "a reused block has {} MiB in huge pages, a fresh one {} MiB",
-            reused_huge / MIB,
-            fresh_huge / MIB
-        );
+        assert_as_huge(&reused, "reused", &fresh, "fresh");
     });
     assert_eq!(arena.stats().large_cache_hits, 1, "the cached block was reused");
 }

@@ -103,7 +103,7 @@ impl<'s, T> ScopedArray<'s, T> {
     /// The large block holding the elements, if they have one of their own.
     #[inline(always)]
     fn large(&self) -> Option<LargeHandle> {
-        if size_of::<T>() == 0 || self.len & LARGE_BLOCK == 0 {
+        if !self.is_large_block() {
             return None;
         }
         // SAFETY: the bit is set only for an array made with a large block
@@ -120,6 +120,7 @@ impl<'s, T> ScopedArray<'s, T> {
     ///     assert!(s.zeroed::<u8>(4 << 20).is_large_block()); // 4 MiB: its own mapping
     /// });
     /// ```
+    #[inline(always)]
     pub fn is_large_block(&self) -> bool {
         size_of::<T>() != 0 && self.len & LARGE_BLOCK != 0
     }
