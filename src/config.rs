@@ -131,7 +131,7 @@ const fn min(a: usize, b: usize) -> usize {
 }
 
 const fn round_to_pages(bytes: usize) -> usize {
-    match crate::bump::align_up(bytes, PAGE_BYTES) {
+    match crate::mem::bump::align_up(bytes, PAGE_BYTES) {
         Some(0) => PAGE_BYTES,
         Some(rounded) => rounded,
         None => usize::MAX & !(PAGE_BYTES - 1),

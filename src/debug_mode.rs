@@ -112,7 +112,7 @@ fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
 /// thread marked busy, so that a capture leaves its memory alone.
 #[cfg(not(unix))]
 fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-    let _busy = crate::thread_state::BusyGuard::raise();
+    let _busy = crate::busy::BusyGuard::raise();
     let value = std::env::var_os("ARENA_DEBUG");
     f(value.as_ref().map(|value| value.as_encoded_bytes()))
 }

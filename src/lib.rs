@@ -70,39 +70,34 @@
 #![cfg_attr(loom, allow(missing_docs, private_interfaces, dead_code))]
 
 mod arena;
-mod array;
-mod bump;
+mod busy;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod capture;
 mod config;
+mod containers;
 mod debug_mode;
 mod error;
 pub mod guide;
+mod integrations;
 pub mod kernels;
-mod large;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
-mod pool;
+mod mem;
+// `pub` items here are re-exported for the loom models (`loom_support`).
+#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod process;
 mod scope;
 mod simd;
-mod size_class;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
-mod slab;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod stats;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
-mod sync;
-mod system;
-mod thread_state;
+mod thread;
+mod uninit;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
-pub use array::{
+pub use containers::{
     CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
     ScopedVecIntoIter,
 };
@@ -116,23 +111,23 @@ pub use capture::{
 };
 pub use config::{Config, MapOptions, ReturnMode};
 pub use debug_mode::{DebugMode, POISON_BYTE};
-pub use pool::{configure_pool, trim_pool};
-pub use process::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
+pub use process::pool::{configure_pool, trim_pool};
+pub use process::limits::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
 pub use scope::{
     Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
 };
 #[doc(hidden)]
-pub use slab::__set_slab_source;
+pub use mem::slab::__set_slab_source;
 
 /// The shared-state types, for the loom models in `tests/loom.rs` only.
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
     pub use crate::capture::{HOLD, LiveCount, RegionBounds};
-    pub use crate::pool::{GlobalCounters, SlabPool};
-    pub use crate::slab::Slab;
+    pub use crate::process::pool::{GlobalCounters, SlabPool};
+    pub use crate::mem::slab::Slab;
     pub use crate::stats::Counters;
-    pub use crate::sync::ReleaseFlag;
+    pub use crate::process::sync::ReleaseFlag;
 }
 pub use stats::{GlobalStats, Stats};
 

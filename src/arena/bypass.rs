@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::system::{SystemVec, system_vec};
+use crate::mem::system::{SystemVec, system_vec};
 
 /// One allocation made in bypass mode.
 ///

@@ -10,12 +10,12 @@ use allocator_api2::alloc::AllocError;
 
 use super::Arena;
 use crate::config::Config;
-use crate::large::{HEADER_BYTES, LargeBlock, LargeBlockCache, MapError, size_class};
-use crate::pool::SlabPool;
+use crate::mem::large::{HEADER_BYTES, LargeBlock, LargeBlockCache, MapError, size_class};
+use crate::process::pool::SlabPool;
 use crate::stats::Counters;
-use crate::sync::ReleaseFlag;
-use crate::system::{SystemVec, system_vec};
-use crate::thread_state::BusyGuard;
+use crate::process::sync::ReleaseFlag;
+use crate::mem::system::{SystemVec, system_vec};
+use crate::busy::{BusyGuard, thread_id};
 
 /// The record of one large block handed out by an arena.
 ///
@@ -41,21 +41,10 @@ struct LargeRecord {
     /// The arena that owns the record, for an early release from `Drop`;
     /// `None` for blocks from [`Arena::alloc`], which nothing releases early.
     arena: Option<NonNull<Arena>>,
-    /// The owner thread (see [`thread_id`]).
+    /// The owner thread (see `busy::thread_id`).
     owner_thread: usize,
     /// Set by a drop on a foreign thread: the block is no longer used.
     released: ReleaseFlag,
-}
-
-/// Identifies the calling thread among the threads alive now: the address of
-/// a thread-local. A large block may be released at once only on the thread
-/// that owns its arena; this is how a drop tells.
-#[inline]
-pub(crate) fn thread_id() -> usize {
-    thread_local! {
-        static ID: u8 = const { 0 };
-    }
-    ID.with(|id| std::ptr::from_ref(id).addr())
 }
 
 /// A handle to a live large block, held by the array that uses it.

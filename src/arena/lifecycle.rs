@@ -7,7 +7,7 @@ use std::mem::ManuallyDrop;
 use super::Arena;
 use crate::config::Config;
 use crate::stats::{Counters, Stats, SystemCalls};
-use crate::thread_state::BusyGuard;
+use crate::busy::BusyGuard;
 
 impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),
@@ -39,7 +39,7 @@ impl Drop for Arena {
                     let munmaps = &mut large.counters.munmaps;
                     large.cache.drain_warm(|block| *munmaps += u64::from(pool.give_block(block).is_some()));
                 }
-                counters.arenas_dropped.fetch_add(1, crate::sync::Ordering::Relaxed);
+                counters.arenas_dropped.fetch_add(1, crate::process::sync::Ordering::Relaxed);
             }
             None => self.counters.system_deallocations += slabs.len() as u64,
         }

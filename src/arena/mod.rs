@@ -29,16 +29,16 @@ use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SLAB_HEADER_BYTES, SlabChain};
-use crate::bump::{GRAIN, round_to_grain};
+use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::config::Config;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
-use crate::large::MapError;
-use crate::pool::{self, Shared};
-use crate::process::ProcessRefusal;
-use crate::slab::PAGE_BYTES;
+use crate::mem::large::MapError;
+use crate::process::pool::{self, Shared};
+use crate::mem::held::ProcessRefusal;
+use crate::config::PAGE_BYTES;
 use crate::stats::{Counters, SystemCalls};
-use crate::thread_state::BusyGuard;
+use crate::busy::BusyGuard;
 
 /// `Arena::slab_peak` in poison mode, and while the byte limit is below the
 /// bytes in use: below every address.
@@ -350,7 +350,7 @@ impl Arena {
         if let Err(failure) = self.admit_padded(layout, fresh_slab_padding(layout)) {
             return failure;
         }
-        if let Some(refusal) = crate::process::last_refusal() {
+        if let Some(refusal) = crate::mem::held::last_refusal() {
             let ProcessRefusal { requested, held, limit } = refusal;
             return Failure::OverProcessLimit { requested, held, limit };
         }
@@ -363,7 +363,7 @@ impl Arena {
 
     /// A small request the current slab has no room for: a fresh slab (or,
     /// in bypass mode, a system allocation of its own), from the system
-    /// allocator, never the `#[global_allocator]` (see `crate::system`): inside
+    /// allocator, never the `#[global_allocator]` (see `crate::mem::system`): inside
     /// a [`capture`](crate::capture) too, the arena's memory never comes from
     /// the capture. Under the busy flag, as every slow path of an arena.
     #[cold]
@@ -412,7 +412,7 @@ impl Arena {
     /// at the size other threads' arenas grew to (warm start).
     // Inlined into its one caller, itself on a cold path.
     #[inline(always)]
-    fn new_slab(&mut self, size: usize) -> Result<crate::slab::Slab, AllocError> {
+    fn new_slab(&mut self, size: usize) -> Result<crate::mem::slab::Slab, AllocError> {
         let pool = self.pool().map(|(pool, _)| pool);
         let first = self.slabs.slab_count() == 0 && self.counters.system_allocations == 0;
         let warm = pool.filter(|_| first).map_or(0, |pool| pool.warm_slab_bytes());
@@ -427,7 +427,7 @@ impl Arena {
             Some(slab) => Ok(slab),
             None => {
                 self.counters.system_allocations += 1;
-                let slab = crate::slab::Slab::allocate(bytes).ok_or(AllocError)?;
+                let slab = crate::mem::slab::Slab::allocate(bytes).ok_or(AllocError)?;
                 self.publish();
                 Ok(slab)
             }

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::AllocError;
 
 use super::{Arena, DebugMode, POISON_BYTE, ScopeFloor, dangling, poison};
-use crate::bump::round_to_grain;
+use crate::mem::bump::round_to_grain;
 
 impl Arena {
     /// Number of scopes open now.

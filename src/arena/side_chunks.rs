@@ -16,9 +16,9 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
-use crate::bump::bump_up;
-use crate::slab::Slab;
-use crate::system::{SystemVec, system_vec};
+use crate::mem::bump::bump_up;
+use crate::mem::slab::Slab;
+use crate::mem::system::{SystemVec, system_vec};
 
 /// Smallest side chunk; side allocations are rare, so a few pages suffice.
 pub(crate) const SIDE_CHUNK_BYTES: usize = 16 * 1024;

@@ -8,9 +8,9 @@ use std::ptr::NonNull;
 
 use allocator_api2::collections::TryReserveError;
 
-use crate::bump::{self, round_to_grain};
-use crate::slab::{PAGE_BYTES, Slab};
-use crate::system::{SystemVec, system_vec};
+use crate::mem::bump::{self, round_to_grain};
+use crate::mem::slab::{PAGE_BYTES, Slab};
+use crate::mem::system::{SystemVec, system_vec};
 
 /// The bump pointer of an empty chain: dangling, non-null and on a grain,
 /// at `EMPTY_END` (no room, so the first request takes the slow path).
@@ -632,7 +632,7 @@ impl SlabChain {
 #[cfg(test)]
 mod tests {
     use super::{Entry, SlabList};
-    use crate::slab::{PAGE_BYTES, Slab};
+    use crate::mem::slab::{PAGE_BYTES, Slab};
 
     fn entry(pages: usize) -> Entry {
         Entry { slab: Slab::allocate(pages * PAGE_BYTES).expect("a test slab"), entered_at: pages }

@@ -3,7 +3,7 @@
 //! no region (nothing matches) or all of it. Checked by a loom model
 //! (`tests/loom.rs`) against a concurrent first reservation.
 
-use crate::sync::{AtomicUsize, Ordering};
+use crate::process::sync::{AtomicUsize, Ordering};
 
 /// Low bits of the word that hold `log2(region bytes)`. The region starts
 /// at a multiple of its size, at least 64, so they are zero in its address.

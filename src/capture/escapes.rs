@@ -19,7 +19,7 @@
 //! the global allocator, or while it takes another of its locks: frames are
 //! shared (`Arc`), so reading a record under a lock allocates nothing; the
 //! list of live records is a sorted vector on the system allocator (see
-//! `crate::system`), which a map's nodes, allocated and freed as it changes,
+//! `crate::mem::system`), which a map's nodes, allocated and freed as it changes,
 //! would not be. So an inner allocator that reads the report, or frees a
 //! captured block (which forgets its record), never waits for a lock its
 //! own thread holds.
@@ -27,8 +27,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::system::{SystemVec, system_vec};
-use crate::thread_state::BusyGuard;
+use crate::mem::system::{SystemVec, system_vec};
+use crate::busy::BusyGuard;
 
 static ON: AtomicBool = AtomicBool::new(false);
 /// Set with `ON` and never cleared: frees forget their allocation's record

@@ -2,7 +2,7 @@
 //! threads other than the run's owner write, and so the part the loom models
 //! check (`tests/loom.rs`).
 
-use crate::sync::{AtomicUsize, Ordering};
+use crate::process::sync::{AtomicUsize, Ordering};
 
 /// The hold of the capture that owns a run: added when the run is taken,
 /// removed at the capture's exit. Far above any number of allocations, so

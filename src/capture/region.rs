@@ -21,7 +21,7 @@ use memmap2::{MmapOptions, MmapRaw, UncheckedAdvice};
 
 use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
-use crate::size_class;
+use crate::mem::size_class;
 
 /// log2 of [`CHUNK_BYTES`].
 pub(crate) const CHUNK_SHIFT: u32 = 18;

@@ -33,7 +33,7 @@ pub fn concat_in<T: Copy + Send + Sync, A: Allocator>(parts: &[&[T]], alloc: A) 
     let total = total_len("concat_in", parts);
     let mut out = vec_with_capacity_in("concat_in", total, alloc);
     for part in parts {
-        crate::array::write_copy_once(&mut out, part, copy_chunking::<T>(part.len()));
+        crate::uninit::write_copy_once(&mut out, part, copy_chunking::<T>(part.len()));
     }
     out
 }

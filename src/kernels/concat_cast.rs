@@ -48,7 +48,7 @@ where
     O: Element,
     A: Allocator,
 {
-    crate::array::write_once(out, part.len(), copy_chunking::<O>(part.len()), |range| {
+    crate::uninit::write_once(out, part.len(), copy_chunking::<O>(part.len()), |range| {
         part[range].iter().map(|&v| v.as_())
     });
 }

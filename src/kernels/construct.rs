@@ -42,6 +42,6 @@ pub fn zeros_in<T: bytemuck::Zeroable, A: Allocator>(len: usize, alloc: A) -> Ve
 #[track_caller]
 pub fn from_fn_in<T, A: Allocator>(len: usize, f: impl FnMut(usize) -> T, alloc: A) -> Vec<T, A> {
     let mut out = vec_with_capacity_in("from_fn_in", len, alloc);
-    crate::array::push_within_capacity(&mut out, (0..len).map(f));
+    crate::uninit::push_within_capacity(&mut out, (0..len).map(f));
     out
 }

@@ -33,7 +33,7 @@ fn running_sums<T: Element>(x: &[T], out: &mut [T]) {
 pub fn cumsum_in<T: Element, A: Allocator>(x: &[T], alloc: A) -> Vec<T, A> {
     let mut out = vec_with_capacity_in("cumsum_in", x.len(), alloc);
     // One range, on this thread: the additions in order, as `running_sums` does them.
-    crate::array::write_once(&mut out, x.len(), None, |_| {
+    crate::uninit::write_once(&mut out, x.len(), None, |_| {
         x.iter().scan(T::zero(), |total, &v| {
             *total = total.plus(v);
             Some(*total)

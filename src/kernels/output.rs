@@ -16,7 +16,7 @@ use crate::error::{ArrayRequest, Failure};
 #[track_caller]
 #[inline]
 pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
-    match crate::array::empty_vec_in(len, alloc) {
+    match crate::containers::empty_vec_in(len, alloc) {
         Ok(out) => out,
         Err(_) => allocation_failed::<T>(kernel, len, failure_of::<T>(len)),
     }
@@ -30,7 +30,7 @@ pub(crate) fn vec_with_capacity_in<T, A: Allocator>(kernel: &str, len: usize, al
 /// If the size overflows or `alloc` refuses the memory, naming `kernel`.
 #[track_caller]
 pub(crate) fn vec_zeroed_in<T: bytemuck::Zeroable, A: Allocator>(kernel: &str, len: usize, alloc: A) -> Vec<T, A> {
-    match crate::array::zeroed_vec_in(len, alloc) {
+    match crate::containers::zeroed_vec_in(len, alloc) {
         Ok(out) => out,
         Err(_) => allocation_failed::<T>(kernel, len, failure_of::<T>(len)),
     }

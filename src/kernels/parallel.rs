@@ -188,7 +188,7 @@ where
     A: Allocator,
 {
     let out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)))
+    crate::uninit::collect_once(out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)))
 }
 
 /// A new vector in `alloc` of `f(x[i], y[i])`, each element written once.
@@ -205,7 +205,7 @@ where
 {
     debug_assert_eq!(x.len(), y.len());
     let out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| {
+    crate::uninit::collect_once(out, x.len(), chunking(x.len()), |r| {
         x[r.clone()].iter().zip(&y[r]).map(|(&u, &v)| f(u, v))
     })
 }
@@ -223,7 +223,7 @@ where
 {
     debug_assert!(x.len() == y.len() && x.len() == z.len());
     let out = vec_with_capacity_in(kernel, x.len(), alloc);
-    crate::array::collect_once(out, x.len(), chunking(x.len()), |r| {
+    crate::uninit::collect_once(out, x.len(), chunking(x.len()), |r| {
         x[r.clone()].iter().zip(&y[r.clone()]).zip(&z[r]).map(|((&u, &v), &w)| f(u, v, w))
     })
 }

@@ -10,7 +10,8 @@ use allocator_api2::alloc::AllocError;
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
-use crate::thread_state::{BusyGuard, is_thread_arena_with, thread_flags};
+use crate::busy::BusyGuard;
+use crate::thread::state::{is_thread_arena_with, thread_flags};
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.
 ///
@@ -93,7 +94,7 @@ unsafe fn exit_scope_slow(arena: NonNull<Arena>, floor: ScopeFloor) {
         // that took memory exits here (a slow path ran in it).
         // SAFETY: the thread's arena, with no scope open on it any more and
         // nothing borrowing it (this function's contract).
-        unsafe { super::renew_thread_arena(arena) }
+        unsafe { crate::thread::teardown::renew_thread_arena(arena) }
     }
 }
 
@@ -456,10 +457,10 @@ impl ScopeRef {
     pub(crate) fn alloc_cold(self, layout: Layout) -> Result<Allocation, AllocError> {
         if is_thread_arena_with(self.arena, thread_flags::ARENA_UNREGISTERED) {
             // The thread's arena's first request for memory.
-            super::register_on_first_use();
+            crate::thread::teardown::register_on_first_use();
         }
         let _busy = BusyGuard::raise();
-        crate::process::forget_refusal();
+        crate::mem::held::forget_refusal();
         let made = self.alloc_cold_busy(layout);
         if made.is_err() {
             crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));

@@ -1,6 +1,6 @@
-//! The thread's own arena, [`scope`], and the [`Scope`] handle through which
-//! everything is allocated. This is the only module that touches thread-local
-//! storage.
+//! [`scope`], the [`Scope`] handle through which everything is allocated,
+//! and the functions that read or change this thread's arena ([`stats`],
+//! [`config`], [`configure`], [`trim`]).
 //!
 //! # Re-entrancy
 //!
@@ -9,21 +9,10 @@
 //! allocator directly. So a `#[global_allocator]` that calls back into this
 //! crate never finds this thread's arena in the middle of an operation, and
 //! [`scope`] uses it without a test. The thread's *busy* flag
-//! (`thread_state::BusyGuard`), raised around every operation that may take
-//! the pool's lock or call the system, still guards the other entry points
+//! (`busy::BusyGuard`), raised around every operation that may take the
+//! pool's lock or call the system, still guards the other entry points
 //! ([`stats`], [`config`], [`configure`], [`trim`]): they return defaults or
 //! do nothing when it is raised, and a capture never takes the arena's memory.
-//!
-//! # Life of the thread's arena
-//!
-//! The arena lives in `thread_state`, beside the flags, usable from the
-//! start: `const`, without memory. Its first request for memory registers
-//! its destructor and gives it the process's default configuration
-//! ([`register_on_first_use`]). At thread exit the destructor gives its
-//! memory back and puts a new arena in its place, for scopes that other
-//! thread-locals' destructors open afterwards: that one is never dropped, so
-//! it is replaced again by the exit of each outermost scope that took memory
-//! (`handle::exit_scope_slow`).
 
 use std::ptr::NonNull;
 
@@ -34,173 +23,12 @@ use crate::stats::{GlobalStats, Stats};
 mod allocator;
 mod handle;
 
-use crate::thread_state::{BusyGuard, set_thread_flag, thread_arena_ptr, thread_flags};
+use crate::busy::BusyGuard;
+use crate::thread::state::thread_arena_ptr;
+use crate::thread::teardown::thread_arena;
 use handle::run_scope;
 pub(crate) use handle::{Allocation, ScopeRef};
 pub use handle::{Scope, ScopeBelongsToItsThread};
-
-thread_local! {
-    /// Registered on the arena's first use; drops it when the thread exits.
-    static TEARDOWN: ThreadTeardown = const { ThreadTeardown };
-}
-
-/// Drops this thread's arena when the thread exits.
-struct ThreadTeardown;
-
-impl Drop for ThreadTeardown {
-    fn drop(&mut self) {
-        tear_down_thread_arena();
-    }
-}
-
-/// Drops this thread's arena and puts a new one in its place, unless that
-/// has happened: at thread exit, from `TEARDOWN`'s destructor or from the
-/// thread-specific key's (`key_teardown`), whichever runs first.
-fn tear_down_thread_arena() {
-    if thread_flags() & thread_flags::ARENA_GONE != 0 {
-        return;
-    }
-    // From here on the other entry points treat the arena as gone.
-    set_thread_flag(thread_flags::ARENA_GONE, true);
-    // SAFETY: no scope is open (the thread is exiting, and a scope borrows
-    // the arena for a call that has returned) and no operation is under way
-    // (none runs thread-local or key destructors); this teardown happens
-    // once (the flag is set above).
-    unsafe { renew_thread_arena(thread_arena_ptr()) }
-}
-
-/// Drops this thread's arena, `arena`, giving its memory back, and puts a
-/// new one in its place: at thread exit, and after it at each outermost exit
-/// of a scope that took memory (`handle::exit_scope_slow`).
-///
-/// # Safety
-/// `arena` is this thread's arena, no scope is open on it, and nothing
-/// borrows it.
-pub(super) unsafe fn renew_thread_arena(arena: NonNull<Arena>) {
-    // SAFETY: the arena is valid and unborrowed (this function's contract),
-    // dropped once here and replaced before anything can reach it.
-    unsafe {
-        std::ptr::drop_in_place(arena.as_ptr());
-        arena.as_ptr().write(Arena::new());
-    }
-}
-
-/// The second way the thread's arena is torn down at thread exit: a
-/// thread-specific key (`pthread_key_create`) whose destructor does it. Key
-/// destructors run after every thread-local destructor, and a key set during
-/// them gets another round; a thread-local destructor registered then (a
-/// first use of the arena in a key destructor: a C library's, or std's own,
-/// which frees the thread's handle there) never runs.
-#[cfg(unix)]
-mod key_teardown {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// The process's key plus one; zero until it is made.
-    static KEY: AtomicUsize = AtomicUsize::new(0);
-
-    /// Makes the key's destructor tear down this thread's arena at its exit
-    /// (if `TEARDOWN`'s has not). Calls the C library only, never the
-    /// global allocator.
-    pub(super) fn arm() {
-        if let Some(key) = key() {
-            // SAFETY: `key` is a key of this process; a non-null value makes
-            // its destructor run at this thread's exit, and is never read.
-            unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<u8>().cast()) };
-        }
-    }
-
-    /// The key, made on first use; `None` if the system has no key left.
-    fn key() -> Option<libc::pthread_key_t> {
-        let made = KEY.load(Ordering::Acquire);
-        if made != 0 {
-            return Some((made - 1) as libc::pthread_key_t);
-        }
-        let mut key: libc::pthread_key_t = 0;
-        // SAFETY: `key` is valid for a write; `run` does not unwind.
-        if unsafe { libc::pthread_key_create(&raw mut key, Some(run)) } != 0 {
-            return None;
-        }
-        match KEY.compare_exchange(0, key as usize + 1, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => Some(key),
-            Err(made) => {
-                // Another thread made one first: that one serves.
-                // SAFETY: `key` was made above and is used by nothing.
-                unsafe { libc::pthread_key_delete(key) };
-                Some((made - 1) as libc::pthread_key_t)
-            }
-        }
-    }
-
-    unsafe extern "C" fn run(_: *mut libc::c_void) {
-        super::tear_down_thread_arena();
-    }
-}
-
-/// This thread's arena, or `None` if its state cannot be read or changed
-/// now: it has been destroyed (a call from another thread-local's
-/// destructor), or an arena operation of this thread is in progress (a call
-/// from the global allocator: see the module's notes on re-entrancy).
-#[inline(always)]
-fn thread_arena() -> Option<NonNull<Arena>> {
-    if thread_flags() != 0 {
-        return thread_arena_cold();
-    }
-    Some(thread_arena_ptr())
-}
-
-/// [`thread_arena`] when a thread flag is set: the arena after its
-/// first-use registration, or `None`.
-#[cold]
-#[inline(never)]
-fn thread_arena_cold() -> Option<NonNull<Arena>> {
-    if thread_flags() != thread_flags::ARENA_UNREGISTERED {
-        return None;
-    }
-    register_on_first_use();
-    (thread_flags() == 0).then(thread_arena_ptr)
-}
-
-/// Registers the destructor of this thread's arena and gives the arena the
-/// process's default configuration ([`set_default_config`](crate::set_default_config)),
-/// if that has not happened yet. Called before the arena's first request for
-/// memory (by the allocation path) and by the entry points that read or
-/// change its state: the arena holds no memory then, so its configuration
-/// may change also while a scope is open on it.
-///
-/// A thread already tearing down its thread-locals cannot register a
-/// destructor: its arena is then treated as one after teardown. One past
-/// its thread-local destructors (in a key destructor) registers one that
-/// never runs: the key's destructor (`key_teardown`) tears the arena down.
-#[cold]
-#[inline(never)]
-pub(crate) fn register_on_first_use() {
-    if thread_flags() & thread_flags::ARENA_UNREGISTERED == 0 {
-        return;
-    }
-    // Cleared first: a global allocator that calls back into the crate while
-    // the destructor is registered (which may allocate) finds a usable arena
-    // that registers nothing twice. Busy, so that a capture leaves the
-    // registration's memory alone.
-    set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
-    let _busy = BusyGuard::raise();
-    let registered = TEARDOWN.try_with(|_| ()).is_ok();
-    #[cfg(unix)]
-    if registered {
-        key_teardown::arm();
-    }
-    // Read now, outside any arena operation (the read allocates on some
-    // systems); the arena's slow paths then find it read.
-    let _ = crate::debug_mode::DebugMode::from_env();
-    if !registered {
-        set_thread_flag(thread_flags::ARENA_GONE, true);
-    } else if let Some(config) = crate::process::started_with() {
-        // SAFETY: the arena holds no memory (this runs before its first
-        // request for memory) and no operation is under way on it; a scope
-        // may be open, and reconfiguring an arena without memory leaves it
-        // valid for it.
-        unsafe { (*thread_arena_ptr().as_ptr()).configure(config) }
-    }
-}
 
 /// Runs `f` with a new scope on this thread's arena and releases everything
 /// allocated from the scope when `f` returns — or panics.
@@ -349,7 +177,7 @@ pub fn global_stats() -> GlobalStats {
         // operation is in progress on this thread (the busy flag was clear).
         unsafe { (*arena.as_ptr()).publish() }
     }
-    crate::pool::global_stats_published()
+    crate::process::pool::global_stats_published()
 }
 
 /// Checks the invariants of this thread's arena (see

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
-use crate::thread_state::BusyGuard;
+use crate::busy::BusyGuard;
 
 impl CaptureThread {
     /// Checks the invariants stated on [`CaptureThread`]; `Err` names the

@@ -7,7 +7,7 @@ use ::ndarray::{ArrayBase, ArrayView, ArrayView1, ArrayViewMut, Data, DimMax, Di
 use allocator_api2::vec::Vec;
 
 use super::view::output_view;
-use crate::array::push_within_capacity;
+use crate::uninit::push_within_capacity;
 use crate::kernels::Element;
 use crate::kernels::output::vec_with_capacity_in;
 use crate::scope::Scope;

@@ -10,7 +10,7 @@ use ::ndarray::{
 use allocator_api2::vec::Vec;
 use bytemuck::Zeroable;
 
-use crate::array::ScopedArray;
+use crate::containers::ScopedArray;
 use crate::scope::Scope;
 
 /// Why [`view`] or [`view_mut`] cannot give a view: the shape does not have

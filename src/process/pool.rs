@@ -9,11 +9,11 @@
 //! needed so far rather than the smallest. Every shared field sits behind the
 //! `sync` shim and is checked by the loom models in `tests/loom.rs`.
 
-use crate::large::LargeBlock;
-use crate::slab::Slab;
+use crate::mem::large::LargeBlock;
+use crate::mem::slab::Slab;
 use crate::stats::Counters;
-use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
-use crate::system::{SystemVec, system_vec};
+use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::mem::system::{SystemVec, system_vec};
 
 /// Default bound on the bytes the pool holds.
 pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
@@ -34,7 +34,7 @@ pub struct SlabPool {
 }
 
 /// The pool's lists, from [`System`](std::alloc::System) like the arenas'
-/// (see `crate::system`): a thread's exit gives its memory here.
+/// (see `crate::mem::system`): a thread's exit gives its memory here.
 struct PoolContents {
     slabs: SystemVec<Slab>,
     blocks: SystemVec<LargeBlock>,
@@ -66,7 +66,7 @@ impl SlabPool {
         }
     }
 
-    fn held(&self) -> crate::sync::MutexGuard<'_, PoolContents> {
+    fn held(&self) -> crate::process::sync::MutexGuard<'_, PoolContents> {
         // A panic while the lock is held cannot leave `PoolContents` inconsistent
         // (every update is a push/pop plus an add), so poisoning is ignored.
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -293,7 +293,7 @@ pub(crate) const fn global() -> Option<&'static Shared> {
 
 /// The process-wide figures as published so far (see [`crate::global_stats`]).
 pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
-    if crate::thread_state::thread_is_busy() {
+    if crate::busy::thread_is_busy() {
         return crate::stats::GlobalStats::default();
     }
     let Some((pool, counters)) = global() else { return crate::stats::GlobalStats::default() };
@@ -324,10 +324,10 @@ pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
 /// assert!(arena::global_stats().pool_bytes <= 64 << 20);
 /// ```
 pub fn configure_pool(budget_bytes: usize) {
-    if crate::thread_state::thread_is_busy() {
+    if crate::busy::thread_is_busy() {
         return;
     }
-    let _busy = crate::thread_state::BusyGuard::raise();
+    let _busy = crate::busy::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         count_released(counters, pool.set_budget(budget_bytes));
     }
@@ -347,10 +347,10 @@ fn count_released(counters: &GlobalCounters, released: Released) {
 /// assert_eq!(arena::global_stats().pool_bytes, 0);
 /// ```
 pub fn trim_pool() {
-    if crate::thread_state::thread_is_busy() {
+    if crate::busy::thread_is_busy() {
         return;
     }
-    let _busy = crate::thread_state::BusyGuard::raise();
+    let _busy = crate::busy::BusyGuard::raise();
     if let Some((pool, counters)) = global() {
         count_released(counters, pool.trim());
     }
@@ -359,7 +359,7 @@ pub fn trim_pool() {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::slab::PAGE_BYTES;
+    use crate::config::PAGE_BYTES;
 
     fn pool_of(pages: &[usize]) -> SlabPool {
         let pool = SlabPool::new(DEFAULT_POOL_BUDGET_BYTES);

@@ -375,7 +375,7 @@ impl<'s> Scope<'s> {
         // and the block stays allocated for `'s` or until the array releases
         // its large block.
         unsafe {
-            crate::array::copy_elements(items, ptr.as_ptr());
+            crate::uninit::copy_elements(items, ptr.as_ptr());
             Ok(ScopedArray::from_raw_parts(ptr, items.len(), memory.large))
         }
     }
@@ -402,7 +402,7 @@ impl<'s> Scope<'s> {
             // holds `items.len()` elements, all initialized by the copy; it
             // stays allocated for `'s`.
             unsafe {
-                crate::array::copy_elements(items, ptr.as_ptr());
+                crate::uninit::copy_elements(items, ptr.as_ptr());
                 return ScopedArray::from_raw_parts(ptr, items.len(), None);
             }
         }

@@ -8,7 +8,7 @@ use allocator_api2::vec::Vec;
 
 use super::ScopedVec;
 use crate::arena::LargeHandle;
-use crate::array::ScopedArray;
+use crate::containers::ScopedArray;
 use crate::scope::Scope;
 
 impl<'s, T> ScopedVec<'s, T> {

@@ -1,8 +1,7 @@
-//! This thread's state: its flags (is an arena operation under way, is the
-//! thread's arena registered, destroyed) and its arena, in one `const`
-//! thread-local block. The `scope` layer owns the arena's life (first use,
-//! teardown); every layer raises the busy flag around work that may take the
-//! pool's lock or call the system.
+//! This thread's arena and its flags (is the arena registered, destroyed),
+//! in one `const` thread-local block. [`teardown`](super::teardown) owns
+//! the arena's life (first use, thread exit); whether an arena operation is
+//! under way is the separate busy bit (`crate::busy`).
 
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;
@@ -11,19 +10,16 @@ use std::ptr::NonNull;
 use crate::arena::Arena;
 
 /// The per-thread flags, in one byte so that the entry points that read or
-/// change the arena's state test them all with one compare: zero means the
-/// arena is registered, not destroyed, and not in the middle of an operation.
+/// change the arena's state test them both with one compare: zero means the
+/// arena is registered and not destroyed.
 pub(crate) mod thread_flags {
-    /// An arena operation of this thread that may take the pool's lock or call
-    /// the system is under way: see [`BusyGuard`](super::BusyGuard).
-    pub(crate) const BUSY: u8 = 1;
     /// The thread arena's destructor is not registered yet; its first request
     /// for memory does it.
-    pub(crate) const ARENA_UNREGISTERED: u8 = 2;
+    pub(crate) const ARENA_UNREGISTERED: u8 = 1;
     /// The thread arena has been destroyed (the thread is exiting): a new
     /// one is in its place, renewed at each outermost exit of a scope that
     /// took memory.
-    pub(crate) const ARENA_GONE: u8 = 4;
+    pub(crate) const ARENA_GONE: u8 = 2;
 }
 
 /// This thread's flags and its arena.
@@ -31,8 +27,8 @@ struct ThreadState {
     /// This thread's [`thread_flags`].
     flags: Cell<u8>,
     /// This thread's arena, without a destructor of its own, so that reaching
-    /// it costs no check of its state: the `scope` layer drops and replaces
-    /// it at thread exit, and the flags say whether that has happened.
+    /// it costs no check of its state: `teardown` drops and replaces
+    /// it at thread exit (`teardown`), and the flags say whether that has happened.
     arena: UnsafeCell<ManuallyDrop<Arena>>,
 }
 
@@ -74,42 +70,4 @@ pub(crate) fn thread_arena_ptr() -> NonNull<Arena> {
 #[inline]
 pub(crate) fn is_thread_arena_with(arena: NonNull<Arena>, flag: u8) -> bool {
     thread_flags() & flag != 0 && arena == thread_arena_ptr()
-}
-
-/// Marks this thread *busy* until dropped: an arena operation that may take
-/// the pool's lock or call the system (new slabs, records, side chunks,
-/// releases, the process-wide pool's lists) is under way.
-///
-/// An arena operation never calls the global allocator, but a panic inside
-/// one would, and a capture must not take memory the crate allocates for
-/// itself. The entry points that read or change the arena's state
-/// ([`stats`](crate::stats), [`configure`](crate::configure), ...) check
-/// [`thread_is_busy`] first and then touch no arena and take no lock, and
-/// `GlobalArena` sends a busy thread's requests to its inner allocator.
-pub(crate) struct BusyGuard {
-    was_busy: bool,
-}
-
-impl BusyGuard {
-    #[inline]
-    pub(crate) fn raise() -> BusyGuard {
-        let was_busy = thread_is_busy();
-        set_thread_flag(thread_flags::BUSY, true);
-        BusyGuard { was_busy }
-    }
-}
-
-impl Drop for BusyGuard {
-    #[inline]
-    fn drop(&mut self) {
-        if !self.was_busy {
-            set_thread_flag(thread_flags::BUSY, false);
-        }
-    }
-}
-
-/// Whether an arena operation of this thread is under way (see [`BusyGuard`]).
-#[inline(always)]
-pub(crate) fn thread_is_busy() -> bool {
-    thread_flags() & thread_flags::BUSY != 0
 }

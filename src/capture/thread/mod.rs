@@ -24,7 +24,7 @@ use super::region::{
     self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
 };
 use super::stats::{self, CaptureCounts};
-use crate::thread_state::{BusyGuard, thread_is_busy};
+use crate::busy::{BusyGuard, thread_is_busy};
 
 mod invariants;
 mod runs;

@@ -4,11 +4,7 @@
 
 mod collect;
 mod constructors;
-mod copy;
-mod fill;
 mod into_iter;
-#[cfg(feature = "dyn-stack")]
-mod mem_stack;
 mod remaining;
 mod scoped_array;
 mod scoped_box;
@@ -17,8 +13,6 @@ mod scoped_vec;
 mod vec_in;
 
 pub use collect::{CollectIn, FromIteratorIn};
-pub(crate) use copy::copy_elements;
-pub(crate) use fill::{collect_once, push_within_capacity, write_copy_once, write_once};
 pub use into_iter::ScopedArrayIntoIter;
 pub use scoped_array::ScopedArray;
 pub use scoped_box::ScopedBox;

@@ -76,7 +76,7 @@ impl<T> ScopedVec<'_, T> {
         {
             // SAFETY: the fresh buffer holds `cap >= items.len()` elements and
             // cannot overlap `items`, which it was just carved away from.
-            unsafe { super::super::copy_elements(items, ptr.as_ptr()) };
+            unsafe { crate::uninit::copy_elements(items, ptr.as_ptr()) };
             // The fields written together, once the copy is done: a vector
             // moved next is read back in 16-byte halves, which a load of
             // separately stored fields would wait for.
@@ -88,7 +88,7 @@ impl<T> ScopedVec<'_, T> {
         // that spare capacity cannot overlap `items`, which is borrowed
         // shared while the vector is borrowed mutably. After the copy the
         // first `len + items.len()` elements are initialized.
-        unsafe { super::super::copy_elements(items, self.ptr().add(self.len)) };
+        unsafe { crate::uninit::copy_elements(items, self.ptr().add(self.len)) };
         self.len += items.len();
     }
 

@@ -54,12 +54,12 @@ impl Slab {
     /// `None` if `len` is zero, too large for a `Layout`, over the process
     /// limit, or refused.
     pub fn allocate(len: usize) -> Option<Slab> {
-        let len = crate::bump::align_up(len, PAGE_BYTES)?;
+        let len = crate::mem::bump::align_up(len, PAGE_BYTES)?;
         if len == 0 {
             return None;
         }
         let layout = Layout::from_size_align(len, PAGE_BYTES).ok()?;
-        crate::process::acquire(len).ok()?;
+        crate::mem::held::acquire(len).ok()?;
         let start = match SLAB_SOURCE.get() {
             // SAFETY: `layout` has a non-zero size (checked above); the source
             // hands out blocks as `System` does (`__set_slab_source`'s contract).
@@ -68,7 +68,7 @@ impl Slab {
             None => unsafe { System.alloc(layout) },
         };
         let Some(start) = NonNull::new(start) else {
-            crate::process::release(len);
+            crate::mem::held::release(len);
             return None;
         };
         Some(Slab { start, len })
@@ -111,7 +111,7 @@ impl Drop for Slab {
             // source is set, and none was when it was made), freed once, here.
             None => unsafe { System.dealloc(self.start.as_ptr(), layout) },
         }
-        crate::process::release(self.len);
+        crate::mem::held::release(self.len);
     }
 }
 

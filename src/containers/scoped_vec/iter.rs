@@ -10,7 +10,7 @@ use std::ptr::{self, NonNull};
 
 use super::edit::checked_range;
 use super::{ElementPtr, ScopedVec, release_buffer};
-use crate::array::remaining::{Remaining, iterate_remaining};
+use crate::containers::remaining::{Remaining, iterate_remaining};
 use crate::scope::Scope;
 
 /// The elements of a [`ScopedVec`], moved out one by one (`for x in vec`,

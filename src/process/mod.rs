@@ -1,0 +1,8 @@
+//! Process-wide state, shared by every thread's arena: the configuration
+//! new arenas start with and the process limit ([`limits`]), the pool of
+//! idle slabs and large blocks that exited threads leave ([`pool`]), and
+//! the synchronisation primitives they are built on ([`sync`]).
+
+pub(crate) mod limits;
+pub(crate) mod pool;
+pub(crate) mod sync;
