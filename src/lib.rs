@@ -66,13 +66,12 @@
 //! and which test shows each) is in `SAFETY.md`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
-// Under `--cfg loom` the shared-state types are re-exported for the models only.
-#![cfg_attr(loom, allow(missing_docs, private_interfaces, dead_code))]
+// Under `--cfg loom` (the build of the loom models) the shared state runs on
+// loom's primitives and the capture API is left out: much is unused there.
+#![cfg_attr(loom, allow(dead_code))]
 
 mod arena;
 mod busy;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod capture;
 mod config;
 mod containers;
@@ -81,26 +80,16 @@ mod error;
 pub mod guide;
 mod integrations;
 pub mod kernels;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod mem;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod process;
 mod scope;
 mod simd;
-// `pub` items here are re-exported for the loom models (`loom_support`).
-#[cfg_attr(not(loom), allow(unreachable_pub))]
 mod stats;
 mod thread;
 mod uninit;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
-pub use containers::{
-    CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
-    ScopedVecIntoIter,
-};
 /// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;
@@ -110,25 +99,19 @@ pub use capture::{
     first_capture_escape, trim_capture,
 };
 pub use config::{Config, MapOptions, ReturnMode};
+pub use containers::{
+    CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
+    ScopedVecIntoIter,
+};
 pub use debug_mode::{DebugMode, POISON_BYTE};
-pub use process::pool::{configure_pool, trim_pool};
+#[doc(hidden)]
+pub use mem::slab::__set_slab_source;
 pub use process::limits::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
+pub use process::pool::{configure_pool, trim_pool};
 pub use scope::{
     Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
 };
-#[doc(hidden)]
-pub use mem::slab::__set_slab_source;
 
-/// The shared-state types, for the loom models in `tests/loom.rs` only.
-#[cfg(loom)]
-#[doc(hidden)]
-pub mod loom_support {
-    pub use crate::capture::{HOLD, LiveCount, RegionBounds};
-    pub use crate::process::pool::{GlobalCounters, SlabPool};
-    pub use crate::mem::slab::Slab;
-    pub use crate::stats::Counters;
-    pub use crate::process::sync::ReleaseFlag;
-}
 pub use stats::{GlobalStats, Stats};
 
 /// The README's examples, compiled and run as doctests.

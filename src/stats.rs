@@ -14,21 +14,21 @@ macro_rules! counters {
         /// an event adds to it, [`Stats`] and [`GlobalStats`] are built from
         /// it, and the process-wide totals receive differences of two of them.
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-        pub struct Counters {
-            $(pub $field: u64,)*
+        pub(crate) struct Counters {
+            $(pub(crate) $field: u64,)*
         }
 
         impl Counters {
             /// The number of counters.
-            pub const LEN: usize = [$(stringify!($field)),*].len();
+            pub(crate) const LEN: usize = [$(stringify!($field)),*].len();
 
             /// The counters in declaration order.
-            pub const fn to_array(self) -> [u64; Counters::LEN] {
+            pub(crate) const fn to_array(self) -> [u64; Counters::LEN] {
                 [$(self.$field),*]
             }
 
             /// The inverse of [`to_array`](Counters::to_array).
-            pub const fn from_array(values: [u64; Counters::LEN]) -> Counters {
+            pub(crate) const fn from_array(values: [u64; Counters::LEN]) -> Counters {
                 let [$($field),*] = values;
                 Counters { $($field),* }
             }
@@ -79,12 +79,12 @@ counters!(
 );
 
 impl Counters {
-    pub const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
+    pub(crate) const ZERO: Counters = Counters::from_array([0; Counters::LEN]);
 
     /// Whether every counter is 0: one test of all of them or-ed together
     /// (a few vector instructions, no branch per counter).
     #[inline]
-    pub fn is_zero(&self) -> bool {
+    pub(crate) fn is_zero(&self) -> bool {
         self.to_array().iter().fold(0, |any, &value| any | value) == 0
     }
 }

@@ -1,7 +1,7 @@
 //! The capture region's bounds as one atomic word, so that "did capture make
 //! this pointer?" never sees a half-published region: a reader either sees
 //! no region (nothing matches) or all of it. Checked by a loom model
-//! (`tests/loom.rs`) against a concurrent first reservation.
+//! (`capture/loom_models.rs`) against a concurrent first reservation.
 
 use crate::process::sync::{AtomicUsize, Ordering};
 
@@ -22,18 +22,18 @@ const NO_REGION: usize = !LOG_MASK;
 /// address lies in the region exactly when it agrees with `start` on every
 /// bit from `log2(bytes)` up.
 #[derive(Debug)]
-pub struct RegionBounds(AtomicUsize);
+pub(crate) struct RegionBounds(AtomicUsize);
 
 impl RegionBounds {
     /// No region yet.
     #[cfg(not(loom))]
-    pub const fn new() -> RegionBounds {
+    pub(crate) const fn new() -> RegionBounds {
         RegionBounds(AtomicUsize::new(NO_REGION))
     }
 
     /// No region yet.
     #[cfg(loom)]
-    pub fn new() -> RegionBounds {
+    pub(crate) fn new() -> RegionBounds {
         RegionBounds(AtomicUsize::new(NO_REGION))
     }
 
@@ -42,7 +42,7 @@ impl RegionBounds {
     /// # Panics
     /// If `bytes` is not a power of two above 63, `start` is not a multiple
     /// of it, or a region was published already (internal errors).
-    pub fn publish(&self, start: usize, bytes: usize) {
+    pub(crate) fn publish(&self, start: usize, bytes: usize) {
         assert!(
             bytes.is_power_of_two() && bytes > LOG_MASK && start & (bytes - 1) == 0,
             "region {start:#x} + {bytes:#x}"
@@ -55,7 +55,7 @@ impl RegionBounds {
     /// Whether `addr` lies in the region. One load, an exclusive or and a
     /// shift; never a read of the memory at `addr`.
     #[inline(always)]
-    pub fn contains(&self, addr: usize) -> bool {
+    pub(crate) fn contains(&self, addr: usize) -> bool {
         let word = self.0.load(Ordering::Acquire);
         // The word's low bits (the shift) fall off; `NO_REGION` shifts by 0.
         (addr ^ word) >> (word & LOG_MASK) == 0
@@ -63,7 +63,7 @@ impl RegionBounds {
 
     /// The offset of `addr` in the region, if it lies in it.
     #[inline(always)]
-    pub fn offset_of(&self, addr: usize) -> Option<usize> {
+    pub(crate) fn offset_of(&self, addr: usize) -> Option<usize> {
         let word = self.0.load(Ordering::Acquire);
         let shift = word & LOG_MASK;
         ((addr ^ word) >> shift == 0).then(|| addr & ((1 << shift) - 1))

@@ -1,13 +1,13 @@
 //! The count of live allocations in one capture run: the only state that
 //! threads other than the run's owner write, and so the part the loom models
-//! check (`tests/loom.rs`).
+//! check (`capture/loom_models.rs`).
 
 use crate::process::sync::{AtomicUsize, Ordering};
 
 /// The hold of the capture that owns a run: added when the run is taken,
 /// removed at the capture's exit. Far above any number of allocations, so
 /// that a free can bring the count to zero only after the hold is gone.
-pub const HOLD: usize = 1 << (usize::BITS - 2);
+pub(crate) const HOLD: usize = 1 << (usize::BITS - 2);
 
 /// Live allocations of one run, plus [`HOLD`] while a capture holds it.
 ///
@@ -23,45 +23,45 @@ pub const HOLD: usize = 1 << (usize::BITS - 2);
 /// `AcqRel`: every freeing thread's last use of its allocation happens before
 /// that reuse.
 #[derive(Debug)]
-pub struct LiveCount(AtomicUsize);
+pub(crate) struct LiveCount(AtomicUsize);
 
 impl LiveCount {
     /// A count of zero: an idle run (the region's records start as zero
     /// bytes instead).
     #[cfg(loom)]
-    pub fn new() -> LiveCount {
+    pub(crate) fn new() -> LiveCount {
         LiveCount(AtomicUsize::new(0))
     }
 
     /// Takes an idle run (count zero, no other thread can reach it) for a
     /// capture, with `allocations` live in it already.
-    pub fn hold(&self, allocations: usize) {
+    pub(crate) fn hold(&self, allocations: usize) {
         self.0.store(HOLD + allocations, Ordering::Relaxed);
     }
 
     /// Adds the owner's own count (allocations minus frees, wrapping) and
     /// returns the new count. With the hold in place this never reaches zero.
-    pub fn add_owned(&self, difference: usize) -> usize {
+    pub(crate) fn add_owned(&self, difference: usize) -> usize {
         self.0.fetch_add(difference, Ordering::AcqRel).wrapping_add(difference)
     }
 
     /// One allocation of the run was freed; returns the count left. Zero
     /// means the run is idle and now belongs to the caller.
-    pub fn free_one(&self) -> usize {
+    pub(crate) fn free_one(&self) -> usize {
         self.0.fetch_sub(1, Ordering::AcqRel).wrapping_sub(1)
     }
 
     /// The allocations live now, for the owner while it holds the run (it
     /// has added its own count): zero means nothing in the run is live, and
     /// only frees can change that.
-    pub fn held_allocations(&self) -> usize {
+    pub(crate) fn held_allocations(&self) -> usize {
         self.0.load(Ordering::Acquire).wrapping_sub(HOLD)
     }
 
     /// The owner gives up its hold; returns the allocations still live. Zero
     /// means the run is idle and stays with the caller; otherwise the run is
     /// quarantined until the last of them is freed.
-    pub fn release_hold(&self) -> usize {
+    pub(crate) fn release_hold(&self) -> usize {
         self.0.fetch_sub(HOLD, Ordering::AcqRel).wrapping_sub(HOLD)
     }
 }

@@ -21,10 +21,8 @@ mod stats;
 #[cfg(not(loom))]
 mod thread;
 
-#[cfg(loom)]
-pub use bounds::RegionBounds;
-#[cfg(loom)]
-pub use live_count::{HOLD, LiveCount};
+#[cfg(all(loom, test))]
+mod loom_models;
 
 #[cfg(not(loom))]
 pub use escapes::{EscapeReport, debug_capture_escapes, first_capture_escape};

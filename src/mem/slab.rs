@@ -40,7 +40,7 @@ pub unsafe fn __set_slab_source(alloc: unsafe fn(Layout) -> *mut u8, dealloc: un
 /// Invariants: `start` is aligned to [`PAGE_BYTES`] and valid for reads and
 /// writes of `len` bytes for as long as the `Slab` exists; `len` is a
 /// non-zero multiple of [`PAGE_BYTES`]. The bytes are not initialized.
-pub struct Slab {
+pub(crate) struct Slab {
     start: NonNull<u8>,
     len: usize,
 }
@@ -53,7 +53,7 @@ impl Slab {
     /// Asks the system allocator for `len` bytes (rounded up to whole pages);
     /// `None` if `len` is zero, too large for a `Layout`, over the process
     /// limit, or refused.
-    pub fn allocate(len: usize) -> Option<Slab> {
+    pub(crate) fn allocate(len: usize) -> Option<Slab> {
         let len = crate::mem::bump::align_up(len, PAGE_BYTES)?;
         if len == 0 {
             return None;
@@ -92,7 +92,7 @@ impl Slab {
     }
 
     #[inline(always)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 }

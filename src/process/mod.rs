@@ -4,5 +4,7 @@
 //! the synchronisation primitives they are built on ([`sync`]).
 
 pub(crate) mod limits;
+#[cfg(all(loom, test))]
+mod loom_models;
 pub(crate) mod pool;
 pub(crate) mod sync;

@@ -7,22 +7,22 @@
 //! of back to the OS; a new thread (a fresh rayon worker) takes from the pool
 //! before asking the OS, and starts its slabs at the size the process has
 //! needed so far rather than the smallest. Every shared field sits behind the
-//! `sync` shim and is checked by the loom models in `tests/loom.rs`.
+//! `sync` shim and is checked by the loom models in `process/loom_models.rs`.
 
 use crate::mem::large::LargeBlock;
 use crate::mem::slab::Slab;
-use crate::stats::Counters;
-use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::mem::system::{SystemVec, system_vec};
+use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::stats::Counters;
 
 /// Default bound on the bytes the pool holds.
-pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;
 
 /// Spare memory shared by all threads.
 ///
 /// Invariant: `bytes` is the total length of the slabs and blocks held, and
 /// never exceeds the budget when an operation returns.
-pub struct SlabPool {
+pub(crate) struct SlabPool {
     held: Mutex<PoolContents>,
     budget_bytes: AtomicUsize,
     /// The largest geometric slab size an exited arena had reached.
@@ -43,7 +43,7 @@ struct PoolContents {
 
 impl SlabPool {
     #[cfg(not(loom))]
-    pub const fn new(budget_bytes: usize) -> SlabPool {
+    pub(crate) const fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
             held: Mutex::new(PoolContents { slabs: system_vec(), blocks: system_vec(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
@@ -55,7 +55,7 @@ impl SlabPool {
     }
 
     #[cfg(loom)]
-    pub fn new(budget_bytes: usize) -> SlabPool {
+    pub(crate) fn new(budget_bytes: usize) -> SlabPool {
         SlabPool {
             held: Mutex::new(PoolContents { slabs: system_vec(), blocks: system_vec(), bytes: 0 }),
             budget_bytes: AtomicUsize::new(budget_bytes),
@@ -74,14 +74,14 @@ impl SlabPool {
 
     /// Keeps `slab` if the budget allows (and the list can grow); otherwise
     /// hands it back to be freed.
-    pub fn give_slab(&self, slab: Slab) -> Option<Slab> {
+    pub(crate) fn give_slab(&self, slab: Slab) -> Option<Slab> {
         let len = slab.len();
         self.give(slab, len, |held| &mut held.slabs)
     }
 
     /// Keeps `block` if the budget allows (and the list can grow); otherwise
     /// hands it back to be unmapped.
-    pub fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
+    pub(crate) fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
         let len = block.len();
         self.give(block, len, |held| &mut held.blocks)
     }
@@ -106,7 +106,7 @@ impl SlabPool {
     /// The smallest held slab of `min_bytes` to `max_bytes`: an arena uses
     /// no more of a slab than its large threshold (its bump stays below it),
     /// so a larger one would be mostly idle.
-    pub fn take_slab(&self, min_bytes: usize, max_bytes: usize) -> Option<Slab> {
+    pub(crate) fn take_slab(&self, min_bytes: usize, max_bytes: usize) -> Option<Slab> {
         self.take(|held| {
             // The slab given last, if it fits exactly (no other can fit
             // better): an exited thread's slab taken by the next one.
@@ -131,7 +131,7 @@ impl SlabPool {
     }
 
     /// A held large block of exactly `class_bytes`.
-    pub fn take_block(&self, class_bytes: usize) -> Option<LargeBlock> {
+    pub(crate) fn take_block(&self, class_bytes: usize) -> Option<LargeBlock> {
         self.take(|held| {
             let index = held.blocks.iter().position(|b| b.len() == class_bytes)?;
             let block = held.blocks.swap_remove(index);
@@ -155,7 +155,7 @@ impl SlabPool {
     }
 
     /// Records the slab size an exiting arena had grown to.
-    pub fn note_slab_size(&self, bytes: usize) {
+    pub(crate) fn note_slab_size(&self, bytes: usize) {
         // A load first: most arenas reach the size the process knows already,
         // and a read-modify-write would take the line from other cores.
         if bytes > self.warm_slab_bytes.load(Ordering::Relaxed) {
@@ -164,14 +164,14 @@ impl SlabPool {
     }
 
     /// The slab size the process has needed so far (0 before any arena exited).
-    pub fn warm_slab_bytes(&self) -> usize {
+    pub(crate) fn warm_slab_bytes(&self) -> usize {
         self.warm_slab_bytes.load(Ordering::Relaxed)
     }
 
     /// Sets the budget and frees what exceeds it; returns the memory freed.
     /// One critical section: a concurrent [`trim`](SlabPool::trim) or
     /// `set_budget` runs wholly before or after it.
-    pub fn set_budget(&self, budget_bytes: usize) -> Released {
+    pub(crate) fn set_budget(&self, budget_bytes: usize) -> Released {
         let mut held = self.held();
         self.budget_bytes.store(budget_bytes, Ordering::Relaxed);
         Self::release_above(&mut held, budget_bytes, &self.nonempty)
@@ -180,7 +180,7 @@ impl SlabPool {
     /// Frees everything held, keeping the budget; returns the memory freed.
     /// One critical section that never writes the budget, so a concurrent
     /// [`set_budget`](SlabPool::set_budget) is never undone.
-    pub fn trim(&self) -> Released {
+    pub(crate) fn trim(&self) -> Released {
         let mut held = self.held();
         Self::release_above(&mut held, 0, &self.nonempty)
     }
@@ -204,7 +204,7 @@ impl SlabPool {
     }
 
     /// What the pool holds now, and its hit counters.
-    pub fn snapshot(&self) -> PoolSnapshot {
+    pub(crate) fn snapshot(&self) -> PoolSnapshot {
         let held = self.held();
         PoolSnapshot {
             bytes: held.bytes,
@@ -219,45 +219,45 @@ impl SlabPool {
 
 /// Memory a pool operation gave back to the OS.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Released {
-    pub slabs: u64,
-    pub blocks: u64,
+pub(crate) struct Released {
+    pub(crate) slabs: u64,
+    pub(crate) blocks: u64,
 }
 
 /// What [`SlabPool::snapshot`] reads.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PoolSnapshot {
-    pub bytes: usize,
-    pub slabs: usize,
-    pub blocks: usize,
-    pub budget_bytes: usize,
-    pub hits: u64,
-    pub misses: u64,
+pub(crate) struct PoolSnapshot {
+    pub(crate) bytes: usize,
+    pub(crate) slabs: usize,
+    pub(crate) blocks: usize,
+    pub(crate) budget_bytes: usize,
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
 }
 
 /// Counters summed over every arena of the process, live or dropped. Arenas
 /// add their differences on slow paths only (a new slab, a mapping, the exit
 /// of a scope that released memory, their drop), so the hot path never
 /// touches them.
-pub struct GlobalCounters {
+pub(crate) struct GlobalCounters {
     /// One total per field of [`Counters`], in its order.
     totals: [AtomicU64; Counters::LEN],
-    pub arenas_dropped: AtomicU64,
+    pub(crate) arenas_dropped: AtomicU64,
 }
 
 impl GlobalCounters {
     #[cfg(not(loom))]
-    pub const fn new() -> GlobalCounters {
+    pub(crate) const fn new() -> GlobalCounters {
         GlobalCounters { totals: [const { AtomicU64::new(0) }; Counters::LEN], arenas_dropped: AtomicU64::new(0) }
     }
 
     #[cfg(loom)]
-    pub fn new() -> GlobalCounters {
+    pub(crate) fn new() -> GlobalCounters {
         GlobalCounters { totals: std::array::from_fn(|_| AtomicU64::new(0)), arenas_dropped: AtomicU64::new(0) }
     }
 
     /// Adds `delta` (an arena's counts since its last publication).
-    pub fn add(&self, delta: &Counters) {
+    pub(crate) fn add(&self, delta: &Counters) {
         for (total, value) in self.totals.iter().zip(delta.to_array()) {
             if value != 0 {
                 total.fetch_add(value, Ordering::Relaxed);
@@ -266,7 +266,7 @@ impl GlobalCounters {
     }
 
     /// The totals so far.
-    pub fn snapshot(&self) -> Counters {
+    pub(crate) fn snapshot(&self) -> Counters {
         Counters::from_array(std::array::from_fn(|i| self.totals[i].load(Ordering::Relaxed)))
     }
 }

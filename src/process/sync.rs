@@ -1,6 +1,6 @@
 //! The synchronisation primitives of everything shared between threads: `std`
 //! normally, `loom` when built with `RUSTFLAGS="--cfg loom"`, so that the loom
-//! models in `tests/loom.rs` check the very types the crate uses.
+//! models in `process/loom_models.rs` check the very types the crate uses.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::Mutex;
@@ -21,22 +21,22 @@ pub(crate) use std::sync::MutexGuard;
 /// to the block's owner thread. The `Release` store publishes everything the
 /// setter did to the block (dropping its elements); the owner's `Acquire`
 /// load makes those writes happen-before its reuse of the memory.
-pub struct ReleaseFlag(AtomicBool);
+pub(crate) struct ReleaseFlag(AtomicBool);
 
 impl ReleaseFlag {
     /// A flag not yet set.
-    pub fn new() -> ReleaseFlag {
+    pub(crate) fn new() -> ReleaseFlag {
         ReleaseFlag(AtomicBool::new(false))
     }
 
     /// Marks the block free; the caller must not touch the block afterwards.
-    pub fn mark_released(&self) {
+    pub(crate) fn mark_released(&self) {
         self.0.store(true, Ordering::Release);
     }
 
     /// Whether the block was marked free; if so, the marker's last use of the
     /// block happened before this call returned.
-    pub fn is_released(&self) -> bool {
+    pub(crate) fn is_released(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
 }

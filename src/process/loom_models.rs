@@ -1,15 +1,17 @@
-//! Loom models of everything the crate shares between threads: the
-//! process-wide pool, the flag by which a foreign thread hands a large block
-//! back to its owner, the global counters, the live count of a capture
-//! run that any thread may free into, and the capture region's bounds. Run with
-//! `RUSTFLAGS="--cfg loom" cargo test --release --test loom`.
-#![cfg(loom)]
+//! Loom models of what the process shares between threads: the pool's
+//! budget and lists, the flag by which a foreign thread hands a large block
+//! back to its owner, and the global counters. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_models`.
 
-use arena::loom_support::{Counters, GlobalCounters, HOLD, LiveCount, RegionBounds, ReleaseFlag, Slab, SlabPool};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::sync::atomic::Ordering;
 use loom::thread;
+
+use super::pool::{GlobalCounters, SlabPool};
+use super::sync::ReleaseFlag;
+use crate::mem::slab::Slab;
+use crate::stats::Counters;
 
 const PAGE: usize = 4096;
 
@@ -135,90 +137,5 @@ fn counters_sum_while_threads_come_and_go() {
         let totals = counters.snapshot();
         assert_eq!((totals.system_allocations, totals.mmaps), (4, 10));
         assert_eq!(counters.arenas_dropped.load(Ordering::Relaxed), 2);
-    });
-}
-
-/// A capture run: its live count and a stand-in for its memory.
-struct Run {
-    live: LiveCount,
-    bytes: UnsafeCell<u64>,
-}
-
-/// The thread that brings the count to zero takes the run and writes it (as
-/// reuse does); loom reports a data race unless that follows every other
-/// thread's last use of its allocation.
-fn reuse_if_idle(run: &Run, left: usize) -> bool {
-    if left != 0 {
-        return false;
-    }
-    // SAFETY: a count of zero gives the run to this thread alone (loom checks).
-    run.bytes.with_mut(|b| unsafe { *b = 0 });
-    true
-}
-
-/// A free of an allocation in the run: its last use (a read), then the count.
-fn free_remote(run: &Run) -> bool {
-    // SAFETY: the allocation is live until `free_one` below (loom checks).
-    run.bytes.with(|b| unsafe { assert_ne!(*b, 0) });
-    reuse_if_idle(run, run.live.free_one())
-}
-
-#[test]
-fn a_capture_run_is_reused_once_after_its_hold_and_every_remote_free() {
-    loom::model(|| {
-        let run = Arc::new(Run { live: LiveCount::new(), bytes: UnsafeCell::new(1) });
-        // The owner's capture takes the run with one allocation counted; two
-        // more it counts locally and adds when it moves on.
-        run.live.hold(1);
-        let remotes: Vec<_> = (0..2)
-            .map(|_| {
-                let run = run.clone();
-                thread::spawn(move || free_remote(&run))
-            })
-            .collect();
-        // Meanwhile the owner adds its local count (while frees it has not
-        // added may already have come), frees its own allocation, and
-        // leaves the capture.
-        let after_add = run.live.add_owned(2);
-        assert!((HOLD + 1..=HOLD + 3).contains(&after_add), "the hold keeps the count from zero");
-        let mut reused = usize::from(free_remote(&run));
-        reused += usize::from(reuse_if_idle(&run, run.live.release_hold()));
-        reused += remotes.into_iter().map(|r| usize::from(r.join().unwrap())).sum::<usize>();
-        assert_eq!(reused, 1, "exactly one thread takes the run back");
-    });
-}
-
-#[test]
-fn a_run_left_with_an_escape_is_reused_by_the_thread_that_frees_it_last() {
-    loom::model(|| {
-        let run = Arc::new(Run { live: LiveCount::new(), bytes: UnsafeCell::new(1) });
-        run.live.hold(1);
-        let remote = {
-            let run = run.clone();
-            thread::spawn(move || free_remote(&run))
-        };
-        // The owner's capture ends with the allocation possibly still live.
-        let owner_reused = reuse_if_idle(&run, run.live.release_hold());
-        let remote_reused = remote.join().unwrap();
-        assert!(owner_reused != remote_reused, "exactly one of them takes the run");
-    });
-}
-
-#[test]
-fn a_region_being_published_never_claims_a_pointer_outside_it() {
-    const START: usize = 1 << 30;
-    const BYTES: usize = 1 << 28;
-    loom::model(|| {
-        let bounds = Arc::new(RegionBounds::new());
-        let publisher = {
-            let bounds = bounds.clone();
-            thread::spawn(move || bounds.publish(START, BYTES))
-        };
-        // A free of the inner allocator's memory (below the region) during
-        // the first reservation, and one at the region's last byte.
-        assert_eq!(bounds.offset_of(0x1000), None, "a low pointer is not captured");
-        assert!(matches!(bounds.offset_of(START + BYTES - 1), None | Some(0x0fff_ffff)));
-        publisher.join().unwrap();
-        assert_eq!(bounds.offset_of(START + 5), Some(5));
     });
 }
