@@ -124,14 +124,14 @@ impl Default for Config {
     }
 }
 
-/// `bytes` rounded up to whole pages, at least one page, saturating at the
-/// largest page multiple.
 const fn min(a: usize, b: usize) -> usize {
     if a < b { a } else { b }
 }
 
+/// `bytes` rounded up to whole pages, at least one page, saturating at the
+/// largest page multiple.
 const fn round_to_pages(bytes: usize) -> usize {
-    match crate::mem::bump::align_up(bytes, PAGE_BYTES) {
+    match bytes.checked_next_multiple_of(PAGE_BYTES) {
         Some(0) => PAGE_BYTES,
         Some(rounded) => rounded,
         None => usize::MAX & !(PAGE_BYTES - 1),
