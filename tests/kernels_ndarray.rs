@@ -180,6 +180,131 @@ fn sums_across_long_strided_rows_give_ndarrays_results_bit_for_bit() {
 }
 
 #[test]
+fn a_reversed_vector_sums_in_memory_order_as_ndarray_does() {
+    // ndarray sums a lane with a negative stride in memory order: 0.1 + 0.2
+    // first, which rounds up; in logical order the sum is exactly 0.6.
+    let x = ndarray::array![0.1_f64, 0.2, 0.3];
+    let reversed = x.slice(s![..;-1]);
+    let expected = reversed.sum_axis(Axis(0)).into_scalar();
+    assert_ne!(expected, 0.3 + 0.2 + 0.1, "the two orders differ for these values");
+    arena::scope(|s| {
+        assert_eq!(sum_axis(s, &reversed, Axis(0)).into_scalar().to_bits(), expected.to_bits());
+        let mean = mean_axis(s, &reversed, Axis(0)).unwrap().into_scalar();
+        assert_eq!(mean.to_bits(), reversed.mean_axis(Axis(0)).unwrap().into_scalar().to_bits());
+    });
+}
+
+#[test]
+fn a_column_of_one_is_summed_by_subviews_as_ndarray_does() {
+    // Shape (16, 1): both strides are 1, and ndarray takes the last axis as
+    // the one nearest in memory, so it sums along Axis(0) row by row, in
+    // order, where eight running sums would round differently.
+    let column = Array2::from_shape_fn((16, 1), |(i, _)| if i == 0 { 1e8_f32 } else { 3.0 });
+    let expected = column.sum_axis(Axis(0));
+    assert_eq!(expected[0], 1e8, "each 3 is lost in order");
+    arena::scope(|s| {
+        let sums = sum_axis(s, &column, Axis(0));
+        assert_eq!(sums.mapv(f32::to_bits), expected.mapv(f32::to_bits));
+        let means = mean_axis(s, &column, Axis(0)).unwrap();
+        assert_eq!(means.mapv(f32::to_bits), column.mean_axis(Axis(0)).unwrap().mapv(f32::to_bits));
+    });
+}
+
+#[test]
+fn rows_with_a_negative_stride_sum_as_ndarray_does() {
+    // A [3, 5] view with strides [5, -1]: each row is a lane in memory order.
+    let a = Array2::from_shape_fn((3, 5), |(i, j)| [0.1, 0.2, 0.3, 1e-3, 7.7][(i + j) % 5] * (i + 1) as f64);
+    let view = a.slice(s![.., ..;-1]);
+    assert_eq!(view.strides(), &[5, -1]);
+    arena::scope(|s| {
+        for axis in [Axis(0), Axis(1)] {
+            let sums = sum_axis(s, &view, axis);
+            assert_eq!(sums.mapv(f64::to_bits), view.sum_axis(axis).mapv(f64::to_bits), "{axis:?}");
+        }
+    });
+}
+
+#[test]
+fn a_negative_zero_sums_to_a_positive_one_as_in_ndarray() {
+    // ndarray adds subviews to zeros: -0.0 + 0.0 is +0.0.
+    let a = ndarray::array![[-0.0_f64, 1.0], [-0.0, 2.0]];
+    let rows = a.slice(s![..1, ..]);
+    arena::scope(|s| {
+        for view in [rows.view(), a.t()] {
+            for axis in [Axis(0), Axis(1)] {
+                let sums = sum_axis(s, &view, axis);
+                assert_eq!(sums.mapv(f64::to_bits), view.sum_axis(axis).mapv(f64::to_bits), "{view:?} {axis:?}");
+            }
+        }
+    });
+}
+
+/// A small xorshift generator: the same cases on every run.
+struct Cases(u64);
+
+impl Cases {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A view of `base` in a random layout: each axis sliced with a random
+/// start and a step of ±1, ±2 or ±3, then the axes permuted at random.
+fn random_layout<'a, T>(cases: &mut Cases, base: &'a ndarray::ArrayD<T>) -> ndarray::ArrayViewD<'a, T> {
+    let steps = [1, -1, 2, -2, 3, -3];
+    let mut view = base.slice_each_axis(|axis| {
+        let start = if axis.len > 1 { cases.below(2) as isize } else { 0 };
+        ndarray::Slice::new(start, None, steps[cases.below(steps.len())])
+    });
+    let mut order: std::vec::Vec<usize> = (0..view.ndim()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, cases.below(i + 1));
+    }
+    view = view.permuted_axes(order);
+    view
+}
+
+#[test]
+fn sums_and_means_along_every_axis_of_random_layouts_are_ndarrays_bit_for_bit() {
+    let mut cases = Cases(0x9e37_79b9_7f4a_7c15);
+    for case in 0..400 {
+        let ndim = 1 + cases.below(4);
+        let shape: std::vec::Vec<usize> = (0..ndim).map(|_| 1 + cases.below(if ndim > 2 { 7 } else { 40 })).collect();
+        // Magnitudes from 1e-3 to 1e5 and both signs: every order of
+        // additions rounds differently.
+        let mut value = || {
+            let magnitude = 10f64.powi(cases.below(9) as i32 - 3);
+            (cases.below(2001) as f64 - 1000.0) / 997.0 * magnitude
+        };
+        let base = ndarray::ArrayD::from_shape_simple_fn(IxDyn(&shape), &mut value);
+        let narrow = base.mapv(|x| x as f32);
+        let (view, narrow_view) = {
+            let seed = cases.next();
+            (random_layout(&mut Cases(seed), &base), random_layout(&mut Cases(seed), &narrow))
+        };
+        arena::scope(|s| {
+            for axis in (0..ndim).map(Axis) {
+                let what = format!("case {case}: shape {:?} strides {:?} {axis:?}", view.shape(), view.strides());
+                let sums = sum_axis(s, &view, axis);
+                assert_eq!(sums.mapv(f64::to_bits), view.sum_axis(axis).mapv(f64::to_bits), "f64 sum, {what}");
+                let narrow_sums = sum_axis(s, &narrow_view, axis);
+                let expected = narrow_view.sum_axis(axis).mapv(f32::to_bits);
+                assert_eq!(narrow_sums.mapv(f32::to_bits), expected, "f32 sum, {what}");
+                let means = mean_axis(s, &view, axis).unwrap();
+                assert_eq!(means.mapv(f64::to_bits), view.mean_axis(axis).unwrap().mapv(f64::to_bits), "mean, {what}");
+            }
+        });
+    }
+}
+
+#[test]
 fn binary_kernels_do_not_copy_strided_inputs() {
     // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
     // of either input would add as much again.
@@ -481,13 +606,15 @@ fn integer_sums_along_an_axis_wrap_in_every_build() {
 }
 
 #[test]
-fn long_lanes_sum_pairwise() {
-    // 0.1 ten thousand times: pairwise summation stays within a few ulps.
+fn long_lanes_sum_as_ndarray_does() {
+    // 0.1 ten thousand times, contiguous and reversed: ndarray's eight
+    // running sums, not a pairwise sum (which rounds differently here).
     let a = Array2::from_elem((2, 10_000), 0.1_f64);
     arena::scope(|s| {
-        for (total, lane) in sum_axis(s, &a, Axis(1)).iter().zip(a.rows()) {
-            assert_eq!(*total, kernels::sum(lane.as_slice().unwrap()));
-            assert!((total - 1000.0).abs() < 1e-10, "{total}");
+        for view in [a.view(), a.slice(s![.., ..;-1])] {
+            let sums = sum_axis(s, &view, Axis(1));
+            assert_eq!(sums.mapv(f64::to_bits), view.sum_axis(Axis(1)).mapv(f64::to_bits));
+            assert_ne!(sums[0], kernels::sum(a.row(0).as_slice().unwrap()), "the orders differ");
         }
     });
 }

@@ -1,6 +1,7 @@
-//! Reductions of ndarray arrays along an axis ([`sum_axis`], [`mean_axis`]):
-//! a sum per lane when the axis is the one nearest in memory, subviews added
-//! in order otherwise.
+//! Reductions of ndarray arrays along an axis ([`sum_axis`], [`mean_axis`]),
+//! with ndarray's own results bit for bit: the same choice between a sum
+//! per lane (when the axis is the one ndarray finds nearest in memory) and
+//! subviews added in order, and, for floats, the same order of additions.
 
 use ::ndarray::{ArrayBase, ArrayView, ArrayView1, ArrayViewMut, Axis, Data, Dimension, RemoveAxis, Zip};
 
@@ -10,10 +11,11 @@ use crate::kernels::Element;
 use crate::kernels::output::{vec_with_capacity_in, vec_zeroed_in};
 use crate::scope::Scope;
 
-/// The axis of `x` whose elements are nearest each other in memory (the
-/// smallest stride, the last one of equals), among axes longer than 1.
-fn nearest_axis<T, D: Dimension>(x: &ArrayView<'_, T, D>) -> Option<usize> {
-    (0..x.ndim()).rev().filter(|&axis| x.shape()[axis] > 1).min_by_key(|&axis| x.strides()[axis].unsigned_abs())
+/// The axis ndarray's `sum_axis` sums lane by lane: the smallest stride,
+/// the last one of equals, among all axes (also those of length 1, whose
+/// stride is whatever the view says).
+fn lane_axis<T, D: Dimension>(x: &ArrayView<'_, T, D>) -> usize {
+    (0..x.ndim()).rev().min_by_key(|&axis| x.strides()[axis].unsigned_abs()).unwrap_or(0)
 }
 
 /// Panics unless `axis` is an axis of an array of `ndim` dimensions.
@@ -24,8 +26,9 @@ fn check_axis(kernel: &str, axis: Axis, ndim: usize) {
     }
 }
 
-/// Lanes up to this long are summed in eight running sums, as ndarray sums
-/// them; longer ones pairwise, as [`sum`](crate::kernels::sum) does.
+/// Integer lanes up to this long are summed in eight running sums; longer
+/// ones as [`sum`](crate::kernels::sum) does. (Wrapping integer sums are
+/// the same in any order.)
 const SHORT_LANE: usize = 4096;
 
 /// The sum of `x` in eight running sums (term `i` into sum `i % 8`), added
@@ -58,16 +61,18 @@ fn is_float<T: 'static>() -> bool {
     TypeId::of::<T>() == TypeId::of::<f32>() || TypeId::of::<T>() == TypeId::of::<f64>()
 }
 
-/// The sum of one lane: in eight running sums when it is contiguous and
-/// short, pairwise (see [`sum`](crate::kernels::sum)) when it is contiguous and long,
-/// in order otherwise.
+/// The sum of one lane. A float lane is summed by ndarray's own `sum`
+/// (eight running sums over the lane in memory order, also for a negative
+/// stride; in order for a strided lane): a float's `+` is the kernels'
+/// addition in every build, so the result is ndarray's bit for bit. Integers
+/// wrap, and a wrapping sum is the same in any order: a contiguous lane in
+/// eight running sums when short, as [`sum`](crate::kernels::sum) when long.
 #[inline(always)]
 fn lane_sum<T: Element>(lane: ArrayView1<'_, T>) -> T {
+    if is_float::<T>() {
+        return lane.sum();
+    }
     match lane.to_slice() {
-        // A float's `+` is the kernels' addition in every build, and
-        // ndarray's sum is the same eight running sums, with less overhead
-        // per call (measured in benches/ndarray.rs); integers wrap here.
-        Some(_) if lane.len() <= SHORT_LANE && is_float::<T>() => lane.sum(),
         Some(elements) if elements.len() <= SHORT_LANE => eight_lane_sum(elements),
         Some(elements) => crate::kernels::sum(elements),
         None => lane.iter().fold(T::zero(), |total, &x| total.plus(x)),
@@ -78,12 +83,12 @@ fn lane_sum<T: Element>(lane: ArrayView1<'_, T>) -> T {
 /// array with that axis removed (see [`ndarray::ArrayRef::sum_axis`]).
 /// Integers wrap (see [`Element`]); an empty axis sums to zeros.
 ///
-/// When the axis is the one whose elements are nearest in memory, each
-/// output is the sum of its lane, in eight running sums as ndarray adds
-/// them (pairwise, as [`sum`](crate::kernels::sum), for lanes of more than 4096
-/// elements); otherwise the output starts as the first subview along the
-/// axis, and each further subview is added to it in order (in 256-bit
-/// vectors where the CPU has them: the same results as ndarray's, faster).
+/// The results are ndarray's bit for bit, on every layout: when the axis is
+/// the one with the smallest stride (the last of equals, as ndarray picks
+/// it), each output is the sum of its lane as ndarray adds it; otherwise the
+/// output starts at zero and each subview along the axis is added to it in
+/// order (in 256-bit vectors where the CPU has them: each output element
+/// still takes its additions in the same order, so the results are the same).
 ///
 /// ```
 /// use arena::kernels::ndarray::sum_axis;
@@ -124,16 +129,18 @@ where
     if a.len_of(axis) == 0 || dim.size() == 0 {
         return output_view(vec_zeroed_in(kernel, dim.size(), scope), dim, false);
     }
-    if nearest_axis(&a).is_none_or(|nearest| nearest == axis.index()) {
+    if lane_axis(&a) == axis.index() {
         // One sum per lane of the axis. The output is the input's size over
         // the lane length, so zeroing it first costs next to nothing.
         let mut sums = output_view(vec_zeroed_in(kernel, dim.size(), scope), dim, false);
         Zip::from(&mut sums).and(a.lanes(axis)).for_each(|total, lane| *total = lane_sum(lane));
         return sums;
     }
+    // Zero plus the first subview, as ndarray starts from zeros: the same
+    // as the subview but for a negative zero, which becomes a positive one.
     let mut out = vec_with_capacity_in(kernel, dim.size(), scope);
     for lane in a.index_axis(axis, 0).rows() {
-        push_unary_lane(&mut out, lane, &|x| x);
+        push_unary_lane(&mut out, lane, &|x| T::zero().plus(x));
     }
     let sums = output_view(out, dim, false);
     // Each sum on its own, in order: the same results in any vector width.
