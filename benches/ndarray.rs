@@ -22,7 +22,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use arena::kernels::ndarray as nd;
-use ndarray::{Array2, ArrayView2, Axis, Zip, arr0, s};
+use ndarray::{Array2, ArrayView2, Axis, Zip, s};
 
 /// Timed rounds per form; the median is reported.
 const ROUNDS: usize = 61;
@@ -102,6 +102,21 @@ fn kernel_rows(layout: &str, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) {
     binary!("sub", nd::sub, -);
     binary!("mul", nd::mul, *);
     binary!("div", nd::div, /);
+    row(
+        &format!("mul by a scalar (x * 4) ({layout})"),
+        [
+            Box::new(|| drop(black_box(&a * 4.0))),
+            Box::new(|| {
+                Zip::from(&mut buffer).and(&a).for_each(|o, &x| *o = x * 4.0);
+                black_box(&buffer);
+            }),
+            Box::new(|| {
+                arena::scope(|s| {
+                    black_box(nd::mul(s, &a, 4.0));
+                });
+            }),
+        ],
+    );
     let f = |x: f64| x * 0.5 + 1.0;
     row(
         &format!("map (x * 0.5 + 1) ({layout})"),
@@ -211,7 +226,6 @@ fn main() {
     let (up, down) = (u.slice(s![..510, 1..511]), u.slice(s![2.., 1..511]));
     let (left, right) = (u.slice(s![1..511, ..510]), u.slice(s![1..511, 2..]));
     let c = u.slice(s![1..511, 1..511]);
-    let (four, rate) = (arr0(4.0), arr0(r));
     // ndarray's operators as one writes them: the chain `&up + &down + ..`
     // allocates its first sum and updates it in place, as the last `+`
     // updates its right operand (an operator that takes an array by value
@@ -238,8 +252,8 @@ fn main() {
             let sum = nd::add(s, &up, &down);
             let sum = nd::add(s, sum, &left);
             let sum = nd::add(s, sum, &right);
-            let laplacian = nd::sub(s, sum, &nd::mul(s, &c, &four));
-            black_box(nd::add(s, &c, nd::mul(s, laplacian, &rate)));
+            let laplacian = nd::sub(s, sum, nd::mul(s, &c, 4.0));
+            black_box(nd::add(s, &c, nd::mul(s, laplacian, r)));
         });
     };
     // The kernels on references only: a new array per operation.
@@ -248,8 +262,8 @@ fn main() {
             let vertical = nd::add(s, &up, &down);
             let horizontal = nd::add(s, &left, &right);
             let around = nd::add(s, &vertical, &horizontal);
-            let laplacian = nd::sub(s, &around, &nd::mul(s, &c, &four));
-            black_box(nd::add(s, &c, &nd::mul(s, &laplacian, &rate)));
+            let laplacian = nd::sub(s, &around, &nd::mul(s, &c, 4.0));
+            black_box(nd::add(s, &c, &nd::mul(s, &laplacian, r)));
         });
     };
     row(

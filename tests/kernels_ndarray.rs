@@ -305,6 +305,40 @@ fn sums_and_means_along_every_axis_of_random_layouts_are_ndarrays_bit_for_bit() 
 }
 
 #[test]
+fn scalar_operands_on_every_layout_equal_ndarrays_scalar_operators() {
+    let big = sample();
+    let bits = |x: ArrayView<'_, f64, Ix2>| x.mapv(f64::to_bits);
+    for (name, a) in layouts(&big) {
+        arena::scope(|s| {
+            assert_eq!(bits(add(s, &a, 1.5).view()), bits((&a + 1.5).view()), "a + 1.5, {name}");
+            assert_eq!(bits(add(s, 1.5, &a).view()), bits((1.5 + &a).view()), "1.5 + a, {name}");
+            assert_eq!(bits(sub(s, &a, 0.3).view()), bits((&a - 0.3).view()), "a - 0.3, {name}");
+            assert_eq!(bits(sub(s, 0.3, &a).view()), bits((0.3 - &a).view()), "0.3 - a, {name}");
+            assert_eq!(bits(kernels::ndarray::mul(s, &a, 4.0).view()), bits((&a * 4.0).view()), "a * 4, {name}");
+            assert_eq!(bits(div(s, &a, 7.0).view()), bits((&a / 7.0).view()), "a / 7, {name}");
+            assert_eq!(bits(div(s, 7.0, &a).view()), bits((7.0 / &a).view()), "7 / a, {name}");
+        });
+    }
+    let cube = Array::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 20 + j * 5 + k) as i32 - 30);
+    arena::scope(|s| {
+        assert_eq!(sub(s, 100, &cube.t()), 100 - &cube.t());
+        assert_eq!(kernels::ndarray::mul(s, &cube.slice(s![..;-1, .., 1..]), 3), &cube.slice(s![..;-1, .., 1..]) * 3);
+    });
+}
+
+#[test]
+fn a_scalar_and_an_operand_by_value_write_over_the_operand() {
+    let a = sample();
+    arena::scope(|s| {
+        let sum = add(s, &a, &a);
+        let at = sum.as_ptr();
+        let scaled = div(s, 2.0, sum);
+        assert_eq!(scaled.as_ptr(), at, "the result takes the operand's memory");
+        assert_eq!(scaled, 2.0 / (&a + &a));
+    });
+}
+
+#[test]
 fn binary_kernels_do_not_copy_strided_inputs() {
     // Only the output is allocated: 510 × 510 f64 is 2 080 800 bytes; a copy
     // of either input would add as much again.

@@ -1,9 +1,9 @@
 //! The element-wise kernels over ndarray arrays ([`add`], [`sub`], [`mul`],
-//! [`div`], [`map`]): broadcasting, the [`Operand`] an earlier result is
-//! passed on by value as, and the lane loops that read any layout in place
-//! and write each output element once.
+//! [`div`], [`map`]): broadcasting, the [`Operand`]s they take (arrays by
+//! reference, an earlier result by value, scalars), and the lane loops that
+//! read any layout in place and write each output element once.
 
-use ::ndarray::{ArrayBase, ArrayView, ArrayView1, ArrayViewMut, Data, DimMax, Dimension, Zip};
+use ::ndarray::{ArrayBase, ArrayView, ArrayView1, ArrayViewMut, Data, DimMax, Dimension, Ix0, Zip};
 use allocator_api2::vec::Vec;
 
 use super::view::output_view;
@@ -171,12 +171,13 @@ fn co_broadcast<E: Dimension>(a: &[usize], b: &[usize]) -> Option<E> {
 }
 
 /// An operand of [`add`], [`sub`], [`mul`] and [`div`]: a reference to any
-/// ndarray array or view (`&a`, `&a.t()`, `&a.slice(..)`), read in place,
-/// or a mutable view of the scope's memory by value (an earlier kernel's
+/// ndarray array or view (`&a`, `&a.t()`, `&a.slice(..)`), read in place;
+/// a mutable view of the scope's memory by value (an earlier kernel's
 /// output, a [`zeros`](super::zeros) array, a `slice_move` of either), which the kernel
 /// overwrites with its result when it has the result's shape, instead of
 /// making a new array, as ndarray's operators reuse an array they take by
-/// value.
+/// value; or a scalar of the element type (`4.0` in `mul(s, &x, 4.0)`),
+/// which broadcasts to every element as in ndarray's `&x * 4.0`.
 ///
 /// ```
 /// use arena::kernels::ndarray::{add, mul};
@@ -184,13 +185,14 @@ fn co_broadcast<E: Dimension>(a: &[usize], b: &[usize]) -> Option<E> {
 /// arena::scope(|s| {
 ///     let sum = add(s, &a, &b); // a new array in the scope
 ///     let at = sum.as_ptr();
-///     let scaled = mul(s, sum, &ndarray::arr0(2.0)); // written over `sum`
+///     let scaled = mul(s, sum, 2.0); // written over `sum`
 ///     assert_eq!(scaled, ndarray::array![22.0, 44.0]);
 ///     assert_eq!(scaled.as_ptr(), at);
+///     assert_eq!(add(s, 1.0, &a), ndarray::array![2.0, 3.0]); // a scalar on either side
 /// });
 /// ```
 ///
-/// The trait is sealed: these two kinds of operand are all there is.
+/// The trait is sealed: these three kinds of operand are all there is.
 pub trait Operand<'s>: sealed::Operand {
     /// The element type.
     type Elem;
@@ -212,6 +214,10 @@ mod sealed {
     pub trait Operand {}
     impl<S: ndarray::Data, D> Operand for &ndarray::ArrayBase<S, D> {}
     impl<T, D> Operand for ndarray::ArrayViewMut<'_, T, D> {}
+    macro_rules! scalar_operands {
+        ($($t:ty),*) => { $(impl Operand for $t {})* };
+    }
+    scalar_operands!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 }
 
 impl<'s, S, D> Operand<'s> for &ArrayBase<S, D>
@@ -250,6 +256,30 @@ where
         Ok(self.reborrow())
     }
 }
+
+/// A scalar operand: a 0-dimensional array that broadcasts to any shape.
+/// (One impl per element type rather than one for every `T: Element`, which
+/// would overlap with the impls for references and views.)
+macro_rules! scalar_operands {
+    ($($t:ty),*) => {$(
+        impl<'s> Operand<'s> for $t {
+            type Elem = $t;
+            type Dim = Ix0;
+
+            #[inline]
+            fn read(&self) -> ArrayView<'_, $t, Ix0> {
+                ::ndarray::aview0(self)
+            }
+
+            #[inline]
+            fn into_output(self) -> Result<ArrayViewMut<'s, $t, Ix0>, Self> {
+                Err(self)
+            }
+        }
+    )*};
+}
+
+scalar_operands!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 
 /// `x` with the dimension type `E` (the same number of axes).
 fn with_dim<T, D: Dimension, E: Dimension>(x: ArrayViewMut<'_, T, D>) -> ArrayViewMut<'_, T, E> {
@@ -381,10 +411,24 @@ where
         Err(b) => b.view(),
     };
     let (x, y) = (broadcast_to(&a_read, &dim), broadcast_to(&b_read, &dim));
-    match (whole(&x), whole(&y)) {
-        (Some((xs, x_f)), Some((ys, y_f))) if x_f == y_f => output_view(flat(xs, ys), dim, x_f),
+    match (whole(&x), whole(&y), repeated(&x), repeated(&y)) {
+        (Some((xs, x_f)), Some((ys, y_f)), ..) if x_f == y_f => output_view(flat(xs, ys), dim, x_f),
+        // A scalar (or any operand broadcast from one element) with a whole
+        // array: the slice kernels' loop, parallel when long.
+        (Some((xs, x_f)), _, _, Some(v)) => {
+            output_view(crate::kernels::parallel::collect_unary_in(kernel, xs, &|u| op(u, v), scope), dim, x_f)
+        }
+        (_, Some((ys, y_f)), Some(u), _) => {
+            output_view(crate::kernels::parallel::collect_unary_in(kernel, ys, &|v| op(u, v), scope), dim, y_f)
+        }
         _ => zip_lanes(kernel, scope, x, y, &op),
     }
+}
+
+/// The one element `x` repeats, if every stride is zero (a broadcast
+/// scalar, or an array of one element) and it is not empty.
+fn repeated<T: Copy, D: Dimension>(x: &ArrayView<'_, T, D>) -> Option<T> {
+    x.strides().iter().all(|&stride| stride == 0).then(|| x.first().copied()).flatten()
 }
 
 /// Defines a binary kernel: broadcasting, any layout.
@@ -395,11 +439,11 @@ macro_rules! elementwise_ndarray {
         /// `a` and `b` may have any layout (sliced, transposed, reversed)
         /// and broadcast against each other as in ndarray's arithmetic: the
         /// output has their common shape, with axes of length 1 (or missing
-        /// at the front) repeated. Each is a reference (read in place) or a
-        /// mutable view by value, such as an earlier kernel's output: if it
-        /// has the output's shape, the result is written over it, which is
-        /// returned (see [`Operand`]); otherwise the result is a new array
-        /// in the scope.
+        /// at the front) repeated. Each is a reference (read in place), a
+        /// scalar (repeated to every element), or a mutable view by value,
+        /// such as an earlier kernel's output: if it has the output's shape,
+        /// the result is written over it, which is returned (see
+        /// [`Operand`]); otherwise the result is a new array in the scope.
         ///
         /// # Panics
         /// If the shapes do not broadcast together (the message names both),
@@ -453,7 +497,7 @@ elementwise_ndarray!(
     /// let a = ndarray::array![2.0, 3.0];
     /// arena::scope(|s| {
     ///     assert_eq!(arena::kernels::ndarray::mul(s, &a, &a), ndarray::array![4.0, 9.0]);
-    ///     let tripled = arena::kernels::ndarray::mul(s, &a, &ndarray::arr0(3.0)); // a 0-D array broadcasts
+    ///     let tripled = arena::kernels::ndarray::mul(s, &a, 3.0); // a scalar broadcasts
     ///     assert_eq!(tripled, ndarray::array![6.0, 9.0]);
     /// });
     /// ```

@@ -42,6 +42,25 @@
 //! });
 //! ```
 //!
+//! Scalars are operands too, so a stencil reads as it does with ndarray's
+//! operators. One heat step on the interior of a grid, each intermediate in
+//! the scope and each later one written over an earlier one (an operand
+//! passed by value):
+//!
+//! ```
+//! use arena::kernels::ndarray::{add, mul, sub};
+//! use ndarray::s;
+//! let u = ndarray::Array2::from_shape_fn((6, 6), |(i, j)| (i * j) as f64);
+//! let (up, down) = (u.slice(s![..-2, 1..-1]), u.slice(s![2.., 1..-1]));
+//! let (left, right) = (u.slice(s![1..-1, ..-2]), u.slice(s![1..-1, 2..]));
+//! let c = u.slice(s![1..-1, 1..-1]);
+//! arena::scope(|s| {
+//!     let around = add(s, add(s, add(s, &up, &down), &left), &right);
+//!     let next = add(s, &c, mul(s, sub(s, around, mul(s, &c, 4.0)), 0.1));
+//!     assert_eq!(next, &c + (&up + &down + &left + &right - &c * 4.0) * 0.1);
+//! });
+//! ```
+//!
 //! ```
 //! use arena::kernels::ndarray::zeros;
 //! arena::scope(|s| {
