@@ -56,7 +56,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// Applies `op` to both, skipping index operations the model would refuse
-/// (their panics are checked in `tests/panic_locations.rs`).
+/// (their panics are checked in `tests/debug_panic_locations.rs`).
 fn apply(op: &Op, v: &mut ScopedVec<'_, String>, model: &mut Vec<String>) {
     let len = model.len();
     match op.clone() {

@@ -1,6 +1,7 @@
 //! Scopes nest LIFO; an outer scope's handle stays usable inside an inner one
-//! (DESIGN.md rule 3), and allocator operations never move the bump pointer
-//! over memory older than the scope asking (rule 4).
+//! (what it allocates there survives the inner scope's exit), and
+//! allocator operations never move the bump pointer over memory older than
+//! the scope asking.
 
 use std::alloc::Layout;
 

@@ -1,7 +1,7 @@
 //! Model-based checking of the arena: interprets a byte string as a sequence
 //! of scope, allocation and release operations, runs it against the real
 //! arena, and checks a simple model after every step. The stable test suite
-//! (`tests/model.rs`, proptest) and the cargo-fuzz targets (`fuzz/`) drive the
+//! (`tests/model_arena.rs`, proptest) and the cargo-fuzz targets (`fuzz/`) drive the
 //! same code.
 //!
 //! A workspace crate of its own, so that the library builds exactly as users

@@ -1,6 +1,5 @@
 //! `Scope::mem_stack`: faer's scratch space (`dyn_stack::MemStack`) from a
 //! scope (feature `dyn-stack`).
-#![cfg(feature = "dyn-stack")]
 
 use dyn_stack::{MemStack, StackReq};
 

@@ -1,6 +1,5 @@
 //! `arena::kernels::ndarray`: zero-copy views of scoped arrays and kernel
 //! outputs (feature `ndarray`).
-#![cfg(feature = "ndarray")]
 
 use allocator_api2::alloc::Global;
 use arena::kernels::{self, ndarray::view, ndarray::view_mut};

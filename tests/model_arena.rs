@@ -1,6 +1,6 @@
-//! Random operation sequences checked against the harness's model
-//! (`arena::harness`, the same code the fuzz targets in `fuzz/` drive), and
-//! fixed sequences for the paths that matter most.
+//! Random operation sequences checked against the harness's model (the
+//! `arena_harness` crate, `crates/arena-harness`, which the fuzz targets in
+//! `fuzz/` drive too), and fixed sequences for the paths that matter most.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

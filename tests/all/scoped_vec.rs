@@ -4,7 +4,7 @@
 //! in iterators that misreport their length, vectors of an outer scope used
 //! inside a child scope, and a model check against `std::vec::Vec`.
 //!
-//! No large blocks here: this binary runs under Miri with strict provenance.
+//! No large blocks here: this module runs under Miri with strict provenance.
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};

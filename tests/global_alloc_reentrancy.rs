@@ -1,7 +1,7 @@
 //! Re-entrancy through the global allocator: a `#[global_allocator]` may
 //! call back into the crate's safe API from any allocation, also one made
 //! inside an open scope. The arena's own memory never goes through it
-//! (`tests/arena_memory_from_system.rs`), so no such call finds an arena
+//! (`tests/global_alloc_never_called.rs`), so no such call finds an arena
 //! operation half done, and every safe entry point stays sound (Miri runs
 //! this binary with `-Zmiri-strict-provenance` in CI).
 

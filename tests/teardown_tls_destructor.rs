@@ -1,7 +1,8 @@
-//! DESIGN.md rule 6: `arena::scope` called from another thread-local's
-//! destructor, after this crate's thread-local is gone, still works (on a
-//! new arena) instead of panicking, and gives every block it took back by
-//! the time it exits: to the pool what came from it, the rest to the system.
+//! `arena::scope` called from another thread-local's destructor, after this
+//! crate's thread-local is gone, still works (on a new arena) instead of
+//! panicking, and gives every block it took back by the time it exits: to the
+//! pool what came from it, the rest to the system (SAFETY.md, "Checked at
+//! run time").
 
 use std::cell::RefCell;
 use std::sync::mpsc::{Sender, channel};
