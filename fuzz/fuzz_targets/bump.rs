@@ -1,4 +1,4 @@
-//! The placement arithmetic alone (`src/bump.rs`, compiled into this target
+//! The placement arithmetic alone (`src/mem/bump.rs`, compiled into this target
 //! as it is, with `forbid(unsafe_code)`), against the same computation in
 //! 128-bit integers, where nothing overflows: a placement is returned exactly
 //! when one exists, and it is the first one.
@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../src/bump.rs"]
+#[path = "../../src/mem/bump.rs"]
 mod bump;
 
 fn word(bytes: &[u8], index: usize) -> usize {

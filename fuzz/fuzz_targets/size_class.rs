@@ -1,4 +1,4 @@
-//! The size-class rule alone (`src/size_class.rs`, compiled into this target
+//! The size-class rule alone (`src/mem/size_class.rs`, compiled into this target
 //! as it is, with `forbid(unsafe_code)`), against the same computation in
 //! 128-bit integers, where nothing overflows: a class holds its request, is
 //! in the class, wastes at most a quarter, and the next length opens the
@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../src/size_class.rs"]
+#[path = "../../src/mem/size_class.rs"]
 mod size_class;
 
 fn reference(len: usize, granule: usize) -> Option<usize> {
