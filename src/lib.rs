@@ -77,6 +77,10 @@
 //! - `dyn-stack`: `Scope::mem_stack`, faer's scratch space from a scope.
 //! - `allocator-api2-03`, `allocator-api2-04`: `impl Allocator for Scope` for
 //!   those allocator-api2 lines as well (0.2 is always implemented).
+//!
+//! The crate builds and is tested on 64-bit and 32-bit targets; on a 32-bit
+//! one the capture region is 256 MiB (in 512 MiB of reserved address space)
+//! rather than up to 32 GiB.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
 // Under `--cfg loom` the shared-state types are re-exported for the models only.

@@ -346,10 +346,12 @@ fn captured_counts_are_exact_during_and_after_a_capture() {
         (thread.captured_allocations, thread.captured_bytes)
     };
     let (allocations, bytes) = counts();
+    // The vector of 16 pointers below.
+    let blocks_bytes = 16 * size_of::<*mut u8>() as u64;
     capture(|| {
         let small = Layout::from_size_align(100, 8).unwrap();
         let mut blocks: Vec<*mut u8> = Vec::with_capacity(16);
-        let (allocations, bytes) = (allocations + 1, bytes + 16 * 8);
+        let (allocations, bytes) = (allocations + 1, bytes + blocks_bytes);
         // SAFETY: non-zero sizes; each block is freed once with its layout.
         unsafe {
             for _ in 0..10 {
@@ -376,7 +378,7 @@ fn captured_counts_are_exact_during_and_after_a_capture() {
             }
         }
     });
-    assert_eq!(counts(), (allocations + 23, bytes + 16 * 8 + 1050 + 720_000), "the exit counts nothing twice");
+    assert_eq!(counts(), (allocations + 23, bytes + blocks_bytes + 1050 + 720_000), "the exit counts nothing twice");
 }
 
 #[test]
