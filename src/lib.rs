@@ -83,6 +83,8 @@
 //! rather than up to 32 GiB.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
+// docs.rs marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Under `--cfg loom` the shared-state types are re-exported for the models only.
 #![cfg_attr(loom, allow(missing_docs, private_interfaces, dead_code))]
 

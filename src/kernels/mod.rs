@@ -101,6 +101,7 @@ mod element;
 mod elementwise;
 mod matmul;
 #[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 pub mod ndarray;
 mod output;
 mod parallel;
