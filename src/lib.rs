@@ -37,7 +37,7 @@
 //!   in the caller's scope.
 //! - [`kernels`]: numeric kernels (elementwise, reductions, cast, concat
 //!   with NumPy's dtype promotion, matmul) generic over that trait, parallel
-//!   with rayon for long inputs.
+//!   with rayon for long inputs (the `rayon` feature).
 //! - An outer scope's handle stays usable inside an inner scope; such
 //!   allocations go to side blocks owned by the outer scope, so the inner
 //!   scope's exit cannot free them.
@@ -64,8 +64,27 @@
 //! Zero-sized types are supported like in `Vec`: they take no memory. The
 //! threat model (what the compiler rules out, what is checked at run time,
 //! and which test shows each) is in `SAFETY.md`.
+//!
+//! # Features
+//!
+//! - `rayon` (default): the [`kernels`] split long inputs over rayon's
+//!   thread pool. Without it they run on the calling thread, with the same
+//!   results.
+//! - `backtrace` (default): the capture escape report
+//!   ([`debug_capture_escapes`]) records where each allocation was made.
+//!   Without it a report has the size and an empty backtrace.
+//! - `ndarray`: `kernels::ndarray`, ndarray arrays in and out of the kernels.
+//! - `dyn-stack`: `Scope::mem_stack`, faer's scratch space from a scope.
+//! - `allocator-api2-03`, `allocator-api2-04`: `impl Allocator for Scope` for
+//!   those allocator-api2 lines as well (0.2 is always implemented).
+//!
+//! The crate builds and is tested on 64-bit and 32-bit targets; on a 32-bit
+//! one the capture region is 256 MiB (in 512 MiB of reserved address space)
+//! rather than up to 32 GiB.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, missing_debug_implementations)]
+// docs.rs marks the items each feature adds.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Under `--cfg loom` (the build of the loom models) the shared state runs on
 // loom's primitives and the capture API is left out: much is unused there.
 #![cfg_attr(loom, allow(dead_code))]
@@ -77,6 +96,7 @@ mod config;
 mod containers;
 mod debug_mode;
 mod error;
+mod fork_join;
 pub mod guide;
 mod integrations;
 pub mod kernels;

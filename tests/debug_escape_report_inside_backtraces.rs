@@ -5,6 +5,8 @@
 //! thread while others record. A deadlock would hang, so each case runs in a
 //! child process (this binary, started again) that is killed after a
 //! timeout.
+// Its assertions are about the report's frames.
+#![cfg(feature = "backtrace")]
 
 mod common;
 

@@ -165,7 +165,7 @@ impl Arena {
     /// Adds the counts since the last publication to the process-wide counters.
     #[inline(never)]
     fn publish_unpublished(&mut self) {
-        if let Some((_, totals)) = self.shared {
+        if let Some((_, totals)) = crate::process::pool::global() {
             let published = self.published_large.with_calls(self.published);
             totals.add(&(self.all_counters() - published));
             (self.published, self.published_large) = (self.counters, self.large.counters);

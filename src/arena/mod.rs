@@ -150,8 +150,6 @@ pub struct Arena {
     /// on every release (see `slab_peak`).
     limit_below_use: bool,
     config: Config,
-    /// The process-wide pool and counters (`None` when `config.use_pool` is off).
-    shared: Option<&'static Shared>,
     /// `ARENA_DEBUG`, resolved on the first slow path.
     debug: Option<DebugMode>,
 }
@@ -215,8 +213,6 @@ impl Arena {
             full_exit_depth: 0,
             limit_below_use: false,
             config,
-            // The counters are always published; the pool is used only if asked.
-            shared: pool::global(),
             debug: None,
         }
     }
@@ -232,8 +228,9 @@ impl Arena {
     }
 
     /// The process-wide pool and counters, if [`Config::use_pool`] is on.
+    /// The counters are always published; the pool is used only if asked.
     fn pool(&self) -> Option<&'static Shared> {
-        self.shared.filter(|_| self.config.use_pool)
+        pool::global().filter(|_| self.config.use_pool)
     }
 
     /// Allocates `layout.size()` bytes aligned to `layout.align()`.

@@ -74,20 +74,27 @@ impl RegionBounds {
 mod tests {
     use super::RegionBounds;
 
+    /// Where a region may lie, and its size, as the process reserves one.
+    #[cfg(target_pointer_width = "64")]
+    const REGION: (usize, usize) = (0x7f00_0000_0000, 32 << 30);
+    #[cfg(not(target_pointer_width = "64"))]
+    const REGION: (usize, usize) = (0x4000_0000, 256 << 20);
+
     #[test]
     fn an_address_matches_only_inside_the_published_region() {
         let bounds = RegionBounds::new();
-        for addr in [0, 1, 0x1000, 0x7f00_0000_0000, usize::MAX - 64, usize::MAX] {
+        for addr in [0, 1, 0x1000, REGION.0, usize::MAX - 64, usize::MAX] {
             assert_eq!(bounds.offset_of(addr), None, "no region yet: {addr:#x}");
             assert!(!bounds.contains(addr), "no region yet: {addr:#x}");
         }
-        let (start, bytes) = (0x7f00_0000_0000, 32 << 30);
+        let (start, bytes) = REGION;
         bounds.publish(start, bytes);
         assert_eq!(bounds.offset_of(start), Some(0));
         assert_eq!(bounds.offset_of(start + 4321), Some(4321));
         assert_eq!(bounds.offset_of(start + bytes - 1), Some(bytes - 1));
         assert!(bounds.contains(start) && bounds.contains(start + bytes - 1));
-        for addr in [0, 0x1000, 63, start - 1, start + bytes, start + 2 * bytes, start ^ (1 << 62), usize::MAX] {
+        let far = start ^ (1 << (usize::BITS - 2));
+        for addr in [0, 0x1000, 63, start - 1, start + bytes, start + 2 * bytes, far, usize::MAX] {
             assert_eq!(bounds.offset_of(addr), None, "outside: {addr:#x}");
             assert!(!bounds.contains(addr), "outside: {addr:#x}");
         }
@@ -96,6 +103,6 @@ mod tests {
     #[test]
     #[should_panic(expected = "region")]
     fn a_region_not_aligned_to_its_size_is_refused() {
-        RegionBounds::new().publish(0x7f00_1000_0000, 1 << 30);
+        RegionBounds::new().publish(REGION.0 + REGION.1 / 4, REGION.1);
     }
 }

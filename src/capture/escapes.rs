@@ -1,7 +1,8 @@
 //! The opt-in escape report: with [`debug_capture_escapes`] on, every
 //! captured allocation is recorded with a backtrace until it is freed, and
 //! the first capture to end with allocations still live reports the first of
-//! them (its size and where it was made).
+//! them (its size and where it was made). Without the `backtrace` feature a
+//! record has no frames, and the report gives the size only.
 //!
 //! Slow by design (a backtrace per allocation, a process-wide lock per
 //! allocation and free): a tool for finding what escapes, not for production.
@@ -47,8 +48,46 @@ static FIRST: Mutex<Option<FirstEscape>> = Mutex::new(None);
 pub struct EscapeReport {
     /// Its size in bytes when it was allocated.
     pub bytes: usize,
-    /// The backtrace of its allocation, formatted.
+    /// The backtrace of its allocation, formatted; empty without the
+    /// `backtrace` feature (on by default).
     pub backtrace: String,
+}
+
+/// The raw frames of where an allocation was made, with the `backtrace`
+/// crate's unwinder: not std's `Backtrace`, whose capture takes std's
+/// backtrace lock, which this thread may hold already (the allocation can
+/// come from inside std's backtrace code).
+#[cfg(feature = "backtrace")]
+struct Frames(backtrace::Backtrace);
+
+#[cfg(feature = "backtrace")]
+impl Frames {
+    fn here() -> Frames {
+        Frames(backtrace::Backtrace::new_unresolved())
+    }
+
+    /// The frames with their symbols, formatted: slow, it reads the binary's
+    /// debug information, and allocates.
+    fn symbolized(&self) -> String {
+        let mut frames = self.0.clone();
+        frames.resolve();
+        format!("{frames:?}")
+    }
+}
+
+/// No frames without the `backtrace` feature.
+#[cfg(not(feature = "backtrace"))]
+struct Frames;
+
+#[cfg(not(feature = "backtrace"))]
+impl Frames {
+    fn here() -> Frames {
+        Frames
+    }
+
+    fn symbolized(&self) -> String {
+        String::new()
+    }
 }
 
 struct Recorded {
@@ -57,13 +96,13 @@ struct Recorded {
     capture: (usize, u64),
     serial: u64,
     /// Raw frames only: symbolized when the report is read.
-    frames: Arc<backtrace::Backtrace>,
+    frames: Arc<Frames>,
 }
 
 /// The first escape as recorded, before its frames are symbolized.
 struct FirstEscape {
     bytes: usize,
-    frames: Arc<backtrace::Backtrace>,
+    frames: Arc<Frames>,
 }
 
 /// Turns the escape report on or off for the whole process. While on, every
@@ -71,7 +110,9 @@ struct FirstEscape {
 /// that ends with an allocation still live prints that allocation's size
 /// to standard error, once; [`first_capture_escape`] returns it with its
 /// backtrace.
-/// Allocations made while it was off are not recorded.
+/// Allocations made while it was off are not recorded. Without the
+/// `backtrace` feature (on by default) no backtrace is recorded: the report
+/// has the size, and an empty [`EscapeReport::backtrace`].
 ///
 /// ```
 /// #[global_allocator]
@@ -83,7 +124,7 @@ struct FirstEscape {
 ///     arena::debug_capture_escapes(false);
 ///     let report = arena::first_capture_escape().expect("the vector escaped");
 ///     assert_eq!(report.bytes, 1234);
-///     assert!(!report.backtrace.is_empty());
+///     eprintln!("1234 bytes escaped, allocated at\n{}", report.backtrace);
 ///     drop(kept);
 /// }
 /// ```
@@ -96,7 +137,8 @@ pub fn debug_capture_escapes(on: bool) {
 
 /// The first escape reported since [`debug_capture_escapes`] was turned on
 /// for the first time, if any. Its backtrace is symbolized here, on each
-/// call (slow: it reads the binary's debug information).
+/// call (slow: it reads the binary's debug information); without the
+/// `backtrace` feature it is empty.
 ///
 /// ```
 /// assert!(arena::first_capture_escape().is_none());
@@ -106,11 +148,9 @@ pub fn first_capture_escape() -> Option<EscapeReport> {
     let first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
     let (bytes, shared) = first.as_ref().map(|first| (first.bytes, Arc::clone(&first.frames)))?;
     drop(first);
-    // Copied and symbolized with no lock of ours held: both allocate, and
-    // the lookup may wait for the `backtrace` crate's own lock.
-    let mut frames = backtrace::Backtrace::clone(&shared);
-    frames.resolve();
-    Some(EscapeReport { bytes, backtrace: format!("{frames:?}") })
+    // Symbolized with no lock of ours held: it allocates, and the lookup
+    // may wait for the `backtrace` crate's own lock.
+    Some(EscapeReport { bytes, backtrace: shared.symbolized() })
 }
 
 /// Whether allocations are being recorded.
@@ -129,10 +169,7 @@ pub(crate) fn ever_on() -> bool {
 pub(crate) fn record(addr: usize, bytes: usize, capture: (usize, u64)) {
     let _busy = BusyGuard::raise();
     let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
-    // Not std's `Backtrace`: its capture takes std's backtrace lock, which
-    // this thread may hold already (this allocation can come from inside
-    // std's backtrace code).
-    let frames = Arc::new(backtrace::Backtrace::new_unresolved());
+    let frames = Arc::new(Frames::here());
     let recorded = Recorded { bytes, capture, serial, frames };
     let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
     // What is not kept (a record replaced, or one the list has no room
@@ -184,8 +221,10 @@ pub(crate) fn report_first(capture: (usize, u64)) {
     // Printed with no lock of ours held: this thread may wait for standard
     // error's lock, whose holder may be about to report too.
     drop(first);
-    eprintln!(
-        "arena: the first captured allocation to escape its capture: {bytes} bytes \
-         (arena::first_capture_escape() has its backtrace)"
-    );
+    let where_made = if cfg!(feature = "backtrace") {
+        "arena::first_capture_escape() has its backtrace"
+    } else {
+        "the `backtrace` feature records where it was made"
+    };
+    eprintln!("arena: the first captured allocation to escape its capture: {bytes} bytes ({where_made})");
 }

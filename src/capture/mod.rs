@@ -73,8 +73,8 @@ mod global {
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the region (up to
-    ///   32 GiB, in twice as much address space reserved on the first
-    ///   captured request) is full go to `A`.
+    ///   32 GiB, 256 MiB on a 32-bit target, in twice as much address space
+    ///   reserved on the first captured request) is full go to `A`.
     ///   `realloc` of memory `A` made stays with `A`.
     ///
     /// # Fork

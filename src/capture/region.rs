@@ -39,7 +39,12 @@ pub(crate) const NO_RUN: u32 = u32::MAX;
 /// [`MIN_REGION_BYTES`]. Twice as much address space is reserved, to place
 /// the region at a multiple of its size inside. Only address space: pages
 /// are touched on use.
+#[cfg(target_pointer_width = "64")]
 const MAX_REGION_BYTES: usize = 32 << 30;
+/// A 32-bit address space (4 GiB at most) has room for the smallest region
+/// only.
+#[cfg(not(target_pointer_width = "64"))]
+const MAX_REGION_BYTES: usize = MIN_REGION_BYTES;
 const MIN_REGION_BYTES: usize = 256 << 20;
 /// Size classes of the run cache (see [`run_class`]); runs past the last one
 /// are never made (such a request goes to the inner allocator).

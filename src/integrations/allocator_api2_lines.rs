@@ -13,9 +13,10 @@ use crate::scope::Scope;
 /// `impl Allocator for Scope` for another allocator-api2 line: the same
 /// trait, so every method forwards to the 0.2 impl.
 macro_rules! forward_allocator {
-    ($api:ident) => {
+    ($api:ident, $feature:literal) => {
         // SAFETY: every method forwards to the allocator-api2 0.2 impl,
         // a trait with the same contract method for method.
+        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
         unsafe impl $api::alloc::Allocator for Scope<'_> {
             #[inline(always)]
             fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, $api::alloc::AllocError> {
@@ -66,6 +67,6 @@ macro_rules! forward_allocator {
 }
 
 #[cfg(feature = "allocator-api2-03")]
-forward_allocator!(allocator_api2_03);
+forward_allocator!(allocator_api2_03, "allocator-api2-03");
 #[cfg(feature = "allocator-api2-04")]
-forward_allocator!(allocator_api2_04);
+forward_allocator!(allocator_api2_04, "allocator-api2-04");

@@ -33,6 +33,7 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// If `req` overflowed (`StackReq::OVERFLOW`) or the scope cannot
     /// provide the memory.
+    #[cfg_attr(docsrs, doc(cfg(feature = "dyn-stack")))]
     #[track_caller]
     pub fn mem_stack(&self, req: StackReq) -> &'s mut MemStack {
         match self.try_mem_stack(req) {
@@ -58,6 +59,7 @@ impl<'s> Scope<'s> {
     ///
     /// # Errors
     /// [`AllocError`] if `req` overflowed or the scope cannot provide the memory.
+    #[cfg_attr(docsrs, doc(cfg(feature = "dyn-stack")))]
     pub fn try_mem_stack(&self, req: StackReq) -> Result<&'s mut MemStack, AllocError> {
         // An overflowed requirement reports alignment 0.
         let align = req.align_bytes();

@@ -10,14 +10,13 @@
 //! run time; it adds its tile to the output in place), otherwise a portable
 //! 4 × 4 one.
 //! The row blocks are independent, so large products run them as rayon
-//! tasks; each task packs its rows of `a` into a buffer from its own
+//! tasks (with the `rayon` feature); each task packs its rows of `a` into a buffer from its own
 //! thread's arena (`arena::scope` inside the task), never from the caller's
 //! allocator. Every output element sees the same additions in the same order
 //! on one thread or many, so results are bit-identical.
 
 use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
-use rayon::prelude::*;
 
 use super::element::Element;
 use super::output::{check_len, checked_product, vec_zeroed_in};
@@ -36,7 +35,8 @@ const MC: usize = 96;
 const NC: usize = 1024;
 
 /// Products of at least this many multiply-adds (`m * k * n`) with more than
-/// one block of 64 rows run their row blocks in parallel with rayon.
+/// one block of 96 rows run their row blocks in parallel with rayon (with the
+/// `rayon` feature, on by default; without it on the calling thread).
 pub const MATMUL_PARALLEL_THRESHOLD: usize = 1 << 18;
 
 /// The `m × n` product of the row-major `m × k` matrix `a` and `k × n`
@@ -201,7 +201,8 @@ fn multiply<T: Element, A: Allocator>(
     let (mr, nr) = (tiles.mr(), tiles.nr());
     debug_assert!(MC.is_multiple_of(mr) && mr * nr <= MAX_TILE, "tile shape");
     let nc_step = NC / nr * nr;
-    let parallel = m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
+    let parallel =
+        crate::fork_join::PARALLEL && m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
     let a_panel_len = m.min(MC).next_multiple_of(mr) * k.min(KC);
     let b_panel_len = k.min(KC) * n.min(nc_step).next_multiple_of(nr);
     // At most `m * n`, which `out` holds: no overflow.
@@ -219,7 +220,7 @@ fn multiply<T: Element, A: Allocator>(
             b_t.pack(jc..jc + nc, pc..pc + kc, nr, packed_b);
             let b_block = BlockOfB { packed: packed_b, kc, jc, nc };
             if parallel {
-                out.par_chunks_mut(block_len).enumerate().for_each(|(block, rows)| {
+                crate::fork_join::for_each_chunk_mut(out, block_len, |block, rows| {
                     crate::scope::scope(|worker| {
                         let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
                         row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);

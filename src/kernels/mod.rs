@@ -1,5 +1,5 @@
 //! Numeric kernels generic over [`Allocator`](allocator_api2::alloc::Allocator),
-//! parallel with rayon for long inputs.
+//! parallel with rayon for long inputs (the `rayon` feature, on by default).
 //!
 //! Every kernel that produces an array comes in two forms:
 //!
@@ -82,6 +82,8 @@
 //!   [`MATMUL_PARALLEL_THRESHOLD`] multiply-adds.
 //!   Reductions always use the same tree and matmul the same order of
 //!   additions, so every result is bit-identical on one thread or many.
+//!   Without the `rayon` feature every kernel runs on the calling thread,
+//!   with the same results.
 //!   Scratch memory a rayon task needs comes from that worker thread's own
 //!   arena (`arena::scope` inside the task), never from the caller's
 //!   allocator — a `&Scope` cannot cross threads anyway.
@@ -99,6 +101,7 @@ mod element;
 mod elementwise;
 mod matmul;
 #[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 pub mod ndarray;
 mod output;
 mod parallel;

@@ -3,13 +3,14 @@
 //! Below [`PARALLEL_THRESHOLD`] elements a kernel runs on the calling thread;
 //! from there on it splits its slices into chunks of [`CHUNK_LEN`] elements
 //! and hands them to rayon. Elementwise results do not depend on the split,
-//! so they are identical either way.
+//! so they are identical either way. Without the `rayon` feature nothing is
+//! split: every kernel runs on the calling thread.
 
 use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
-use rayon::prelude::*;
 
 use super::output::vec_with_capacity_in;
+use crate::fork_join::{self, PARALLEL};
 
 /// Inputs of at least this many elements are processed in parallel with
 /// rayon by the elementwise kernels, the reductions and `cast`. Shorter
@@ -17,6 +18,8 @@ use super::output::vec_with_capacity_in;
 /// than it saves. (`cumsum` is always sequential; the concatenations copy by
 /// bytes, see [`COPY_PARALLEL_THRESHOLD_BYTES`]; `matmul` has its own
 /// [`MATMUL_PARALLEL_THRESHOLD`](super::MATMUL_PARALLEL_THRESHOLD).)
+/// Without the `rayon` feature (on by default) every input runs on the
+/// calling thread.
 ///
 /// These kernels are bound by memory, so splitting pays only for long
 /// inputs: on two cores, split runs are no faster than one thread below a
@@ -30,7 +33,8 @@ pub const PARALLEL_THRESHOLD: usize = 1 << 20;
 /// for every element size. On two cores, split copies of 2 MB parts are
 /// slower than one thread and those of 4 MB and more faster
 /// (`benches/concat_sweep.rs`); under 1 MiB rayon's hand-over costs several
-/// times the copy (`benches/copy_threshold.rs`).
+/// times the copy (`benches/copy_threshold.rs`). Without the `rayon` feature
+/// every part is copied on the calling thread.
 pub const COPY_PARALLEL_THRESHOLD_BYTES: usize = 3 << 20;
 
 /// Bytes of output per rayon task of a parallel copy.
@@ -42,7 +46,7 @@ pub(crate) const CHUNK_LEN: usize = 1 << 14;
 /// Whether a kernel over `len` elements runs in parallel.
 #[inline(always)]
 pub(crate) fn is_parallel(len: usize) -> bool {
-    len >= PARALLEL_THRESHOLD
+    PARALLEL && len >= PARALLEL_THRESHOLD
 }
 
 /// Runs `body(offset, chunk)` over `out`: on the calling thread for short
@@ -60,9 +64,7 @@ fn for_each_chunk<U: Send>(out: &mut [U], body: impl Fn(usize, &mut [U]) + Sync)
 #[inline]
 fn for_each_chunk_of<U: Send>(out: &mut [U], chunk_len: Option<usize>, body: impl Fn(usize, &mut [U]) + Sync) {
     match chunk_len {
-        Some(chunk_len) => {
-            out.par_chunks_mut(chunk_len).enumerate().for_each(|(i, chunk)| body(i * chunk_len, chunk));
-        }
+        Some(chunk_len) => fork_join::for_each_chunk_mut(out, chunk_len, |i, chunk| body(i * chunk_len, chunk)),
         None => body(0, out),
     }
 }
@@ -167,7 +169,7 @@ pub(crate) fn copy<T: Copy + Send + Sync>(x: &[T], out: &mut [T]) {
 #[inline(always)]
 pub(crate) fn copy_chunking<T>(len: usize) -> Option<usize> {
     let bytes = len.saturating_mul(size_of::<T>());
-    (bytes >= COPY_PARALLEL_THRESHOLD_BYTES).then(|| (COPY_CHUNK_BYTES / size_of::<T>().max(1)).max(1))
+    (PARALLEL && bytes >= COPY_PARALLEL_THRESHOLD_BYTES).then(|| (COPY_CHUNK_BYTES / size_of::<T>().max(1)).max(1))
 }
 
 /// How a new output of `len` elements is split: `None` on the calling

@@ -8,8 +8,9 @@
 //! instead of `len * eps * sum(|x|)` for a plain loop.
 //!
 //! Subtrees of at least [`PARALLEL_THRESHOLD`](super::PARALLEL_THRESHOLD) terms run their two halves with
-//! `rayon::join`. The tree is the same either way, so a reduction gives
-//! bit-identical results on one thread or many, on every run.
+//! `rayon::join` (with the `rayon` feature). The tree is the same either
+//! way, so a reduction gives bit-identical results on one thread or many,
+//! on every run, with the feature or without.
 
 use std::ops::Range;
 
@@ -53,7 +54,7 @@ where
     let mid = range.start + split_point(len);
     let (left, right) = (range.start..mid, mid..range.end);
     let (left, right) = if is_parallel(len) {
-        rayon::join(|| node(left, leaf, combine), || node(right, leaf, combine))
+        crate::fork_join::join(|| node(left, leaf, combine), || node(right, leaf, combine))
     } else {
         (node(left, leaf, combine), node(right, leaf, combine))
     };

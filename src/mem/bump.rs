@@ -149,10 +149,11 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn bumps_within_place_whole_grains_as_bump_up_does(
-            grains in proptest::prop_oneof![0usize..1 << 37, usize::MAX / GRAIN - (1 << 17)..=usize::MAX / GRAIN],
+            // Up to 2^37 grains on 64-bit targets, 2^18 on 32-bit ones.
+            grains in proptest::prop_oneof![0usize..1 << (usize::BITS * 37 / 64), usize::MAX / GRAIN - (1 << 17)..=usize::MAX / GRAIN],
             room in proptest::prop_oneof![0usize..1 << 21, proptest::num::usize::ANY],
             size in proptest::prop_oneof![0usize..1 << 21, 0..=isize::MAX as usize, proptest::num::usize::ANY],
-            align_log in 0u32..63,
+            align_log in 0u32..usize::BITS - 1,
         ) {
             let (ptr, align) = (grains * GRAIN, 1usize << align_log);
             let limit = ptr.saturating_add(room) & !(GRAIN - 1);
@@ -171,7 +172,8 @@ mod tests {
 
         #[test]
         fn bump_result_is_aligned_inside_and_after_ptr(
-            ptr in 0usize..1 << 40,
+            // Up to 2^40 on 64-bit targets, 2^20 on 32-bit ones.
+            ptr in 0usize..1 << (usize::BITS * 5 / 8),
             len in 0usize..1 << 20,
             size in 0usize..1 << 21,
             align_log in 0u32..13,

@@ -274,8 +274,9 @@ impl GlobalCounters {
 /// What every arena that uses the pool shares: the pool and the counters.
 pub(crate) type Shared = (SlabPool, GlobalCounters);
 
-/// The process-wide pool and counters, a `const` static so that an arena can
-/// be handed a reference to it when it is built (in a `const` thread-local).
+/// The process-wide pool and counters. Arenas reach it through [`global`]
+/// rather than hold a reference: a `const` thread-local arena may not point
+/// to memory with interior mutability on every supported compiler.
 #[cfg(not(loom))]
 static SHARED: Shared = (SlabPool::new(DEFAULT_POOL_BUDGET_BYTES), GlobalCounters::new());
 

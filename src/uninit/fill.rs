@@ -274,15 +274,15 @@ fn write_chunks_in_parallel<T: Send>(
     chunk_len: usize,
     write: &(impl Fn(usize, &mut [MaybeUninit<T>]) + Sync),
 ) {
-    use rayon::prelude::*;
+    use crate::fork_join::for_each_chunk_mut;
     if !std::mem::needs_drop::<T>() {
-        slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| write(index * chunk_len, chunk));
+        for_each_chunk_mut(slots, chunk_len, |index, chunk| write(index * chunk_len, chunk));
         return;
     }
     // Each task catches its chunk's panic, so that every task finishes and
     // the chunks written in full are known: all but the panicked ones.
     let panicked = std::sync::Mutex::new(std::vec::Vec::new());
-    slots.par_chunks_mut(chunk_len).enumerate().for_each(|(index, chunk)| {
+    for_each_chunk_mut(slots, chunk_len, |index, chunk| {
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(index * chunk_len, chunk)));
         if let Err(payload) = written {
             panicked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((index, payload));

@@ -62,7 +62,7 @@ pub enum CaptureOp {
     Exit,
     /// `alloc` (or `alloc_zeroed`).
     Alloc {
-        /// Size, at least 1 (at most [`MAX_ITEM_BYTES`]).
+        /// Size, at least 1 (at most 4 MiB, the largest item the harness makes).
         bytes: u32,
         /// Alignment as a power of two, 0..=13: above 12 (a page) it is
         /// forwarded even inside a capture.

@@ -28,21 +28,21 @@
 //!
 //! # Operations
 //!
-//! The first byte is a [`Header`](crate::Header) (the large-block
+//! The first byte is a [`Header`] (the large-block
 //! threshold of the run). Every following operation is an opcode byte and a
-//! few parameter bytes (see [`Op`](crate::Op)); a
-//! [`Focus`](crate::Focus) biases which opcodes are frequent.
+//! few parameter bytes (see [`Op`]); a
+//! [`Focus`] biases which opcodes are frequent.
 //! Decoding never fails: missing bytes read as zero, selectors wrap around.
 //! Sizes are bounded (at most 64 KiB per ordinary request, 1–3 MiB for an
 //! occasional large block with the default threshold), a run executes at most
-//! [`MAX_OPS`](crate::MAX_OPS) operations at most
-//! [`MAX_LEVELS`](crate::MAX_LEVELS) scopes deep, and allocations
+//! [`MAX_OPS`] operations at most
+//! [`MAX_LEVELS`] scopes deep, and allocations
 //! beyond a budget of live bytes are skipped, so a run stays fast and its
 //! memory bounded.
 //!
 //! Scopes are opened by recursion: the interpreter calls itself inside the
 //! scope's closure for the following operations, and
-//! [`Op::Close`](crate::Op::Close) returns from the closure. An
+//! [`Op::Close`] returns from the closure. An
 //! operation addressed to an outer scope (`up > 0`) runs with that scope's own
 //! handle while the inner scopes stay open: outer allocations (side blocks),
 //! growth and release of outer blocks, early drops of outer arrays.
@@ -75,7 +75,7 @@
 //!
 //! On opening, a scope's [`depth`](arena::Scope::depth) must equal the number
 //! of scopes the model has open on its arena, itself included (plus, on the
-//! thread's arena, the scopes the caller of [`run`](crate::run) had open).
+//! thread's arena, the scopes the caller of [`run`] had open).
 //!
 //! Allocation results are checked too: `try_zeroed`, `allocate_zeroed` and
 //! `grow_zeroed` give zeros, `grow` and `shrink` keep the old contents,
@@ -83,19 +83,19 @@
 //!
 //! # Panics
 //!
-//! [`Op::Panic`](crate::Op::Panic) panics with a private payload
+//! [`Op::Panic`] panics with a private payload
 //! that the scope boundaries catch with `catch_unwind`; a panic hook installed
 //! on first use keeps these panics silent and passes every other panic to the
 //! hook that was in place. Built with `panic = "abort"` (where `catch_unwind`
 //! cannot catch), panic operations are skipped. Any other panic — from the
 //! arena or from this module — is reported as a
-//! [`Violation`](crate::Violation).
+//! [`Violation`].
 
 //! # Capture
 //!
-//! [`run_capture`](crate::run_capture) checks
+//! [`run_capture`] checks
 //! [`GlobalArena`](arena::GlobalArena) and [`capture`](arena::capture) the
-//! same way, with operations of their own ([`CaptureOp`](crate::CaptureOp)):
+//! same way, with operations of their own ([`CaptureOp`]):
 //! interleaved captured and uncaptured `alloc`/`realloc`/`dealloc`, frees
 //! and allocations on other threads, nested captures; after every step no
 //! live allocation has been overwritten, moved or overlapped, and each
@@ -212,7 +212,7 @@ impl Default for Header {
 /// How [`Op::Open`] opens a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScopeKind {
-    /// [`arena::scope`](arena::scope) on the thread's arena.
+    /// [`arena::scope`] on the thread's arena.
     ThreadArena,
     /// [`Scope::scope`](arena::Scope::scope) on the handle of the scope `up`
     /// levels above the current one (0: the current scope). With `up > 0` the
@@ -394,10 +394,10 @@ pub enum Op {
         /// Where the panic starts.
         site: PanicSite,
     },
-    /// [`arena::trim`](arena::trim), and [`Arena::trim`](arena::Arena::trim)
+    /// [`arena::trim`], and [`Arena::trim`](arena::Arena::trim)
     /// on the spare owned arenas.
     Trim,
-    /// [`arena::configure`](arena::configure) of the thread's arena with a
+    /// [`arena::configure`] of the thread's arena with a
     /// new [`limit_bytes`](arena::Config::limit_bytes), between any two
     /// operations (only in a run that configures the thread's arena: one
     /// started outside every scope). While a limit is set, a request may be
