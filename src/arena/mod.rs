@@ -20,6 +20,7 @@ mod poison;
 mod scope_support;
 mod side_chunks;
 mod slab_chain;
+mod slab_list;
 #[cfg(test)]
 mod tests;
 
