@@ -233,6 +233,24 @@ impl<'s, T> ScopedArray<'s, T> {
     }
 }
 
+impl<'s> Scope<'s> {
+    /// Drops `array` now, returning its large block (if it has one) to the
+    /// arena's cache at once rather than at scope exit — the safe form of an
+    /// early free: the array is moved in, so no reference to it can remain.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let big = s.zeroed::<f64>(1 << 20); // 8 MiB: a large block
+    ///     assert!(big.is_large_block());
+    ///     s.release(big);
+    ///     assert_eq!(arena::stats().large_live_bytes, 0);
+    /// });
+    /// ```
+    pub fn release<T>(&self, array: ScopedArray<'s, T>) {
+        drop(array);
+    }
+}
+
 impl<T> Drop for ScopedArray<'_, T> {
     #[inline]
     fn drop(&mut self) {

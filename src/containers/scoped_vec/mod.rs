@@ -101,6 +101,61 @@ const fn grown_capacity(cap: usize, required: usize, elem_bytes: usize) -> usize
     if wanted > min { wanted } else { min }
 }
 
+impl<'s> Scope<'s> {
+    /// An empty [`ScopedVec`]; it allocates when the first element arrives.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut primes = s.vec();
+    ///     for n in 2..20_u32 {
+    ///         if (2..n).all(|d| n % d != 0) {
+    ///             primes.push(n);
+    ///         }
+    ///     }
+    ///     assert_eq!(primes, [2, 3, 5, 7, 11, 13, 17, 19]);
+    /// });
+    /// ```
+    pub fn vec<T>(&self) -> ScopedVec<'s, T> {
+        ScopedVec::new_in(self)
+    }
+
+    /// An empty [`ScopedVec`] with room for exactly `capacity` elements (any
+    /// number of zero-sized ones), in one block.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let v = s.try_vec_with_capacity::<f64>(100).unwrap();
+    ///     assert!(v.capacity() == 100 && v.is_empty());
+    ///     assert!(s.try_vec_with_capacity::<f64>(usize::MAX).is_err());
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
+        ScopedVec::try_with_capacity_in(capacity, self)
+    }
+
+    /// An empty [`ScopedVec`] with room for exactly `capacity` elements (see
+    /// [`try_vec_with_capacity`](Scope::try_vec_with_capacity)).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut v = s.vec_with_capacity(3);
+    ///     let at = v.capacity();
+    ///     v.extend([1, 2, 3]);
+    ///     assert_eq!(v.capacity(), at); // no growth
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_vec_with_capacity`](Scope::try_vec_with_capacity) errs.
+    #[track_caller]
+    pub fn vec_with_capacity<T>(&self, capacity: usize) -> ScopedVec<'s, T> {
+        ScopedVec::with_capacity_in(capacity, self)
+    }
+}
+
 impl<'s, T> ScopedVec<'s, T> {
     /// An empty vector in `scope`; it allocates when the first element arrives.
     #[inline(always)]
