@@ -303,8 +303,9 @@ impl SlabChain {
 
     /// Inserts `slab` (new, free) after the current one and moves the pointer
     /// to its start. A slab of the geometric size advances the sequence; an
-    /// exact-size one for a request beyond the cap does not.
-    #[inline]
+    /// exact-size one for a request beyond the cap does not. Inlined into
+    /// its one caller, the arena's slow path.
+    #[inline(always)]
     pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
         if slab.len() == self.next_slab_bytes {
             self.reached_slab_bytes = self.reached_slab_bytes.max(slab.len());
@@ -316,7 +317,7 @@ impl SlabChain {
             debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
             self.ptr = first_ptr(&slab);
             self.start = self.ptr.addr();
-            self.slabs.insert(0, Entry { slab, entered_at: 0 });
+            self.slabs.set_first(Entry { slab, entered_at: 0 });
             return;
         }
         self.advance_to_new_later(slab);

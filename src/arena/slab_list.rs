@@ -29,14 +29,17 @@ impl SlabList {
         SlabList { first: None, rest: system_vec() }
     }
 
+    #[inline]
     pub(super) fn len(&self) -> usize {
         if self.first.is_some() { 1 + self.rest.len() } else { 0 }
     }
 
+    #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.first.is_none()
     }
 
+    #[inline]
     pub(super) fn get(&self, index: usize) -> Option<&Entry> {
         match index.checked_sub(1) {
             None => self.first.as_ref(),
@@ -44,6 +47,7 @@ impl SlabList {
         }
     }
 
+    #[inline]
     pub(super) fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
         match index.checked_sub(1) {
             None => self.first.as_mut(),
@@ -51,6 +55,7 @@ impl SlabList {
         }
     }
 
+    #[inline]
     pub(super) fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.first.iter().chain(&self.rest)
     }
@@ -60,6 +65,16 @@ impl SlabList {
     #[inline]
     pub(super) fn try_reserve_one(&mut self) -> Result<(), TryReserveError> {
         if self.first.is_none() { Ok(()) } else { self.rest.try_reserve(1) }
+    }
+
+    /// Makes `entry` the first of an empty list. The place it fills holds
+    /// nothing to drop, so no drop of it is made: a drop glue call, left out
+    /// of line in another codegen unit, would stay on the arena's slow path.
+    #[inline]
+    pub(super) fn set_first(&mut self, entry: Entry) {
+        let empty = self.first.replace(entry);
+        debug_assert!(empty.is_none(), "the list has a first entry");
+        std::mem::forget(empty);
     }
 
     /// Inserts `entry` at `index` (at most the length).
@@ -90,11 +105,13 @@ impl SlabList {
         }
     }
 
+    #[inline]
     pub(super) fn pop(&mut self) -> Option<Entry> {
         self.rest.pop().or_else(|| self.first.take())
     }
 
     /// Takes the last slab out.
+    #[inline]
     pub(super) fn pop_slab(&mut self) -> Option<Slab> {
         self.pop().map(|entry| entry.slab)
     }
