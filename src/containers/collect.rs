@@ -2,52 +2,18 @@
 //! `iter.collect_in(s)` into any container in a scope's memory.
 
 use std::alloc::Layout;
+use std::convert::Infallible;
 use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use super::block::ArrayRefusal;
+use super::error_behavior::{ErrorBehavior, infallible};
 use super::{ScopedArray, ScopedVec};
 use crate::arena::LargeHandle;
 use crate::scope::{Scope, ScopeRef};
 
 impl<'s> Scope<'s> {
-    /// An array of the items of `iter`, however many it yields.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let words = s.try_from_iter("a bb ccc".split(' ').map(str::len)).unwrap();
-    ///     assert_eq!(words, [1, 2, 3]);
-    /// });
-    /// ```
-    ///
-    /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
-    pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
-        let iter = iter.into_iter();
-        match iter.size_hint() {
-            (lower, Some(upper)) if lower == upper => self.try_from_exact_iter(lower, iter),
-            _ => {
-                let mut items = self.vec();
-                items.try_extend(iter)?;
-                Ok(items.into_array())
-            }
-        }
-    }
-
-    /// [`try_from_iter`](Scope::try_from_iter) for an iterator that says it
-    /// yields exactly `len` items: one block of `len`, each item written
-    /// once. The iterator stays local to this function (it never meets the
-    /// general path), so its state lives in registers during the fill.
-    fn try_from_exact_iter<T>(
-        &self,
-        len: usize,
-        iter: impl Iterator<Item = T>,
-    ) -> Result<ScopedArray<'s, T>, AllocError> {
-        let (array, mut rest) = self.try_fill_from(len, iter)?;
-        let Some(extra) = rest.next() else { return Ok(array) };
-        collect_longer_iter(self.by_value(), array, extra, rest).map_err(|_| AllocError)
-    }
-
     /// An array of the items of `iter`, however many it yields. An iterator
     /// that knows its length (a range, a slice's `iter().map(..)`) gets one
     /// block of that length, each item written once into it.
@@ -64,31 +30,59 @@ impl<'s> Scope<'s> {
     #[track_caller]
     #[inline]
     pub fn from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> ScopedArray<'s, T> {
+        infallible(self.generic_from_iter::<Infallible, T>(iter))
+    }
+
+    /// An array of the items of `iter`, however many it yields.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let words = s.try_from_iter("a bb ccc".split(' ').map(str::len)).unwrap();
+    ///     assert_eq!(words, [1, 2, 3]);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
+    pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_from_iter(iter)
+    }
+
+    /// [`from_iter`](Scope::from_iter) and [`try_from_iter`](Scope::try_from_iter).
+    #[inline(always)]
+    #[track_caller]
+    fn generic_from_iter<E: ErrorBehavior, T>(
+        &self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<ScopedArray<'s, T>, E> {
         let iter = iter.into_iter();
         match iter.size_hint() {
             (lower, Some(upper)) if lower == upper => {
                 // The count in a failure message is the one the iterator announced.
-                let (array, mut rest) = self.fill_block(self.array_block::<T>(lower), lower, iter);
+                let (array, mut rest) = self.generic_fill_from::<E, T, _>(lower, iter)?;
                 match rest.next() {
-                    None => array,
+                    None => Ok(array),
                     Some(extra) => match collect_longer_iter(self.by_value(), array, extra, rest) {
-                        Ok(array) => array,
-                        Err(tried) => self.array_failed::<T>(tried),
+                        Ok(array) => Ok(array),
+                        Err(tried) => Err(E::refused(ArrayRefusal::<T>::new(self.by_value(), tried))),
                     },
                 }
             }
-            _ => self.collect_unsized_iter(iter),
+            _ => self.collect_unsized_iter::<E, T>(iter),
         }
     }
 
-    /// [`from_iter`](Scope::from_iter) for an iterator whose length is not
-    /// known in advance: collected in a vector.
+    /// [`generic_from_iter`](Scope::generic_from_iter) for an iterator whose
+    /// length is not known in advance: collected in a vector.
     #[inline(never)]
     #[track_caller]
-    fn collect_unsized_iter<T>(&self, iter: impl Iterator<Item = T>) -> ScopedArray<'s, T> {
+    fn collect_unsized_iter<E: ErrorBehavior, T>(
+        &self,
+        iter: impl Iterator<Item = T>,
+    ) -> Result<ScopedArray<'s, T>, E> {
         let mut items = self.vec();
-        items.extend(iter);
-        items.into_array()
+        items.generic_extend::<E>(iter)?;
+        Ok(items.into_array())
     }
 }
 

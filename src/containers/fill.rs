@@ -4,9 +4,8 @@
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
-
 use super::ScopedArray;
+use super::error_behavior::ErrorBehavior;
 use crate::scope::{Allocation, Scope, ScopeRef};
 
 /// Drops the first `done` elements at `ptr` unless disarmed: keeps a panic in
@@ -25,20 +24,16 @@ impl<T> Drop for PartialFill<T> {
 }
 
 impl<'s> Scope<'s> {
-    /// Fills a fresh array of `len` elements with `next(0), next(1), ...`.
-    pub(super) fn try_fill<T>(
+    /// A fresh array of `len` elements: `next(0), next(1), ...`.
+    #[inline(always)]
+    #[track_caller]
+    pub(super) fn generic_fill<E: ErrorBehavior, T>(
         &self,
         len: usize,
         next: impl FnMut(usize) -> T,
-    ) -> Result<ScopedArray<'s, T>, AllocError> {
-        self.try_fill_from(len, (0..len).map(next)).map(|(array, _)| array)
-    }
-
-    /// [`try_fill`](Scope::try_fill), or the panic naming why it failed.
-    #[inline(always)]
-    #[track_caller]
-    pub(super) fn fill<T>(&self, len: usize, next: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
-        self.fill_block(self.array_block::<T>(len), len, (0..len).map(next)).0
+    ) -> Result<ScopedArray<'s, T>, E> {
+        let (array, _) = self.generic_fill_from::<E, T, _>(len, (0..len).map(next))?;
+        Ok(array)
     }
 
     /// A fresh array of the first `len` items of `items` (fewer if it ends
@@ -48,16 +43,17 @@ impl<'s> Scope<'s> {
     /// inlined: out of line, the array and the iterator would come back
     /// through memory.
     #[inline(always)]
-    pub(super) fn try_fill_from<T, I: Iterator<Item = T>>(
+    #[track_caller]
+    pub(super) fn generic_fill_from<E: ErrorBehavior, T, I: Iterator<Item = T>>(
         &self,
         len: usize,
         items: I,
-    ) -> Result<(ScopedArray<'s, T>, I), AllocError> {
-        let memory = self.alloc_array::<T>(len)?;
+    ) -> Result<(ScopedArray<'s, T>, I), E> {
+        let memory = self.array_block::<E, T>(len)?;
         Ok(self.fill_block(memory, len, items))
     }
 
-    /// [`try_fill_from`](Scope::try_fill_from) into `memory`, a fresh block
+    /// [`generic_fill_from`](Scope::generic_fill_from) into `memory`, a fresh block
     /// of this scope for `len` elements of `T`.
     #[inline(always)]
     pub(super) fn fill_block<T, I: Iterator<Item = T>>(

@@ -5,6 +5,7 @@
 
 mod block;
 mod collect;
+pub(crate) mod error_behavior;
 mod fill;
 mod into_iter;
 mod new;

@@ -1,15 +1,38 @@
 //! The array constructors on [`Scope`]: zeroed, uninitialised, filled,
-//! made by a function, and copied or cloned from a slice.
+//! made by a function, and copied or cloned from a slice. Each is written
+//! once, generic over what a failure becomes (see `error_behavior`).
+
+use std::convert::Infallible;
+use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 use bytemuck::Zeroable;
 
 use super::ScopedArray;
-use super::block::zeroed_cold;
+use super::block::{array_block_cold, zeroed_cold};
+use super::error_behavior::{ErrorBehavior, infallible};
 use super::fill::PartialFill;
+use crate::arena::LargeHandle;
 use crate::scope::Scope;
 
 impl<'s> Scope<'s> {
+    /// An array of `len` zeros (all-zero bytes).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let a = s.zeroed::<f64>(1_000_000);
+    ///     assert!(a.iter().all(|&x| x == 0.0));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_zeroed`](Scope::try_zeroed) errs, with the sizes and the reason.
+    #[track_caller]
+    pub fn zeroed<T: Zeroable>(&self, len: usize) -> ScopedArray<'s, T> {
+        infallible(self.generic_zeroed::<Infallible, T>(len))
+    }
+
     /// An array of `len` zeros (all-zero bytes).
     ///
     /// ```
@@ -24,17 +47,48 @@ impl<'s> Scope<'s> {
     /// more than 4096 bytes, the configured limit would be exceeded, or the
     /// system refuses memory.
     pub fn try_zeroed<T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, AllocError> {
-        let memory = self.alloc_array::<T>(len)?;
-        let ptr = memory.ptr.cast::<T>();
-        // SAFETY: the block holds `len` elements; all-zero bytes are a valid
-        // `T` (`Zeroable`); a fresh mapping already reads as zeros, and not
-        // writing it keeps its pages untouched until the caller uses them.
-        unsafe {
-            if !memory.reads_as_zero() {
+        self.generic_zeroed(len)
+    }
+
+    /// [`zeroed`](Scope::zeroed) and [`try_zeroed`](Scope::try_zeroed): a
+    /// bumped block is written with zeros inline; any other comes zeroed from
+    /// out of line, where a fresh mapping, which already reads as zeros, is
+    /// not written, so that its pages stay untouched until the caller uses
+    /// them.
+    #[inline(always)]
+    #[track_caller]
+    fn generic_zeroed<E: ErrorBehavior, T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, E> {
+        if let Some(ptr) = self.bump_array::<T>(len) {
+            // SAFETY: the block is fresh and holds `len` elements; all-zero
+            // bytes are a valid `T` (`Zeroable`); it stays allocated for `'s`.
+            unsafe {
                 ptr.as_ptr().write_bytes(0, len);
+                return Ok(ScopedArray::from_raw_parts(ptr, len, None));
             }
-            Ok(ScopedArray::from_raw_parts(ptr, len, memory.large))
         }
+        match zeroed_cold::<E, T>(self.by_value(), len) {
+            // SAFETY: the block holds `len` elements, all zero (`zeroed_cold`), a
+            // valid `T` (`Zeroable`); it stays allocated for `'s` or until the
+            // array releases its large block.
+            Ok(memory) => Ok(unsafe { ScopedArray::from_raw_parts(memory.ptr.cast(), len, memory.large) }),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// An array of `len` uninitialised `T`s (see [`try_uninit`](Scope::try_uninit)).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let out = s.uninit::<f32>(1 << 20); // 4 MiB: a large block, untouched
+    ///     assert_eq!(out.len(), 1 << 20);
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_uninit`](Scope::try_uninit) errs, with the sizes and the reason.
+    #[track_caller]
+    pub fn uninit<T>(&self, len: usize) -> ScopedArray<'s, MaybeUninit<T>> {
+        infallible(self.generic_uninit::<Infallible, T>(len))
     }
 
     /// An array of `len` uninitialised `T`s, to be written by index (or by
@@ -58,72 +112,20 @@ impl<'s> Scope<'s> {
     ///
     /// # Errors
     /// [`AllocError`] where [`try_zeroed`](Scope::try_zeroed) errs.
-    pub fn try_uninit<T>(&self, len: usize) -> Result<ScopedArray<'s, std::mem::MaybeUninit<T>>, AllocError> {
-        let memory = self.alloc_array::<T>(len)?;
+    pub fn try_uninit<T>(&self, len: usize) -> Result<ScopedArray<'s, MaybeUninit<T>>, AllocError> {
+        self.generic_uninit(len)
+    }
+
+    /// [`uninit`](Scope::uninit) and [`try_uninit`](Scope::try_uninit).
+    #[inline(always)]
+    #[track_caller]
+    fn generic_uninit<E: ErrorBehavior, T>(&self, len: usize) -> Result<ScopedArray<'s, MaybeUninit<T>>, E> {
+        let memory = self.array_block::<E, T>(len)?;
         // SAFETY: the block holds `len` elements of `T`, and so of
         // `MaybeUninit<T>` (same size and alignment), for which any bytes,
         // written or not, are a valid value; it stays allocated for `'s` or
         // until the array releases its large block.
         Ok(unsafe { ScopedArray::from_raw_parts(memory.ptr.cast(), len, memory.large) })
-    }
-
-    /// An array of `len` uninitialised `T`s (see [`try_uninit`](Scope::try_uninit)).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let out = s.uninit::<f32>(1 << 20); // 4 MiB: a large block, untouched
-    ///     assert_eq!(out.len(), 1 << 20);
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// Where [`try_uninit`](Scope::try_uninit) errs, with the sizes and the reason.
-    #[track_caller]
-    pub fn uninit<T>(&self, len: usize) -> ScopedArray<'s, std::mem::MaybeUninit<T>> {
-        self.unwrap_array::<T, _>(self.try_uninit(len), len)
-    }
-
-    /// An array of `len` zeros (all-zero bytes).
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     let a = s.zeroed::<f64>(1_000_000);
-    ///     assert!(a.iter().all(|&x| x == 0.0));
-    /// });
-    /// ```
-    ///
-    /// # Panics
-    /// Where [`try_zeroed`](Scope::try_zeroed) errs, with the sizes and the reason.
-    #[track_caller]
-    pub fn zeroed<T: Zeroable>(&self, len: usize) -> ScopedArray<'s, T> {
-        if let Some(ptr) = self.bump_array::<T>(len) {
-            // SAFETY: the block is fresh and holds `len` elements; all-zero
-            // bytes are a valid `T` (`Zeroable`); it stays allocated for `'s`.
-            unsafe {
-                ptr.as_ptr().write_bytes(0, len);
-                return ScopedArray::from_raw_parts(ptr, len, None);
-            }
-        }
-        let memory = zeroed_cold::<T>(self.by_value(), len);
-        // SAFETY: the block holds `len` elements, all zero (`zeroed_cold`), a
-        // valid `T` (`Zeroable`); it stays allocated for `'s` or until the
-        // array releases its large block.
-        unsafe { ScopedArray::from_raw_parts(memory.ptr.cast(), len, memory.large) }
-    }
-
-    /// An array of `len` clones of `value`.
-    ///
-    /// ```
-    /// arena::scope(|s| {
-    ///     assert_eq!(s.try_filled(3, 'x').unwrap()[..], ['x'; 3]);
-    ///     assert!(s.try_filled(usize::MAX, 0_u16).is_err());
-    /// });
-    /// ```
-    ///
-    /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocError> {
-        self.try_fill(len, |_| value.clone())
     }
 
     /// An array of `len` clones of `value`.
@@ -139,23 +141,22 @@ impl<'s> Scope<'s> {
     /// Where [`try_filled`](Scope::try_filled) errs.
     #[track_caller]
     pub fn filled<T: Clone>(&self, len: usize, value: T) -> ScopedArray<'s, T> {
-        self.fill(len, |_| value.clone())
+        infallible(self.generic_fill::<Infallible, T>(len, |_| value.clone()))
     }
 
-    /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
-    /// so far are dropped.
+    /// An array of `len` clones of `value`.
     ///
     /// ```
     /// arena::scope(|s| {
-    ///     assert_eq!(s.try_from_fn(3, |i| i * 10).unwrap()[..], [0, 10, 20]);
-    ///     assert!(s.try_from_fn(usize::MAX, |i| i as u64).is_err());
+    ///     assert_eq!(s.try_filled(3, 'x').unwrap()[..], ['x'; 3]);
+    ///     assert!(s.try_filled(usize::MAX, 0_u16).is_err());
     /// });
     /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
-        self.try_fill(len, f)
+    pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_fill(len, |_| value.clone())
     }
 
     /// An array whose element `i` is `f(i)`.
@@ -171,36 +172,23 @@ impl<'s> Scope<'s> {
     /// Where [`try_from_fn`](Scope::try_from_fn) errs, or if `f` panics.
     #[track_caller]
     pub fn from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> ScopedArray<'s, T> {
-        self.fill(len, f)
+        infallible(self.generic_fill::<Infallible, T>(len, f))
     }
 
-    /// An array of clones of `items`.
+    /// An array whose element `i` is `f(i)`. If `f` panics, the elements made
+    /// so far are dropped.
     ///
     /// ```
     /// arena::scope(|s| {
-    ///     let copy = s.try_from_slice(&[1, 2, 3]).unwrap();
-    ///     assert_eq!(copy, [1, 2, 3]);
+    ///     assert_eq!(s.try_from_fn(3, |i| i * 10).unwrap()[..], [0, 10, 20]);
+    ///     assert!(s.try_from_fn(usize::MAX, |i| i as u64).is_err());
     /// });
     /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
-        let memory = self.alloc_array::<T>(items.len())?;
-        let ptr = memory.ptr.cast::<T>();
-        // Until the array owns the block, a panicking `clone` drops the clones made so far.
-        let mut fill = PartialFill { ptr, done: 0 };
-        // One pointer write per element: the loop form the compiler turns into
-        // a `memcpy` for `Copy` elements.
-        for item in items {
-            // SAFETY: `done < items.len()`: inside the block, past the clones made.
-            unsafe { ptr.as_ptr().add(fill.done).write(item.clone()) };
-            fill.done += 1;
-        }
-        std::mem::forget(fill);
-        // SAFETY: all `items.len()` elements are initialized, the block is fresh
-        // and stays allocated for `'s` or until the array releases its large block.
-        Ok(unsafe { ScopedArray::from_raw_parts(ptr, items.len(), memory.large) })
+    pub fn try_from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_fill(len, f)
     }
 
     /// An array of clones of `items`. For `Copy` elements (numbers),
@@ -219,34 +207,43 @@ impl<'s> Scope<'s> {
     /// Where [`try_from_slice`](Scope::try_from_slice) errs.
     #[track_caller]
     pub fn from_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
-        self.unwrap_array::<T, _>(self.try_from_slice(items), items.len())
+        infallible(self.generic_from_slice::<Infallible, T>(items))
     }
 
-    /// An array of copies of `items`: [`try_from_slice`](Scope::try_from_slice)
-    /// for `Copy` elements, which copies bytes instead of calling `clone`
-    /// (a short slice without a `memcpy` call).
+    /// An array of clones of `items`.
     ///
     /// ```
     /// arena::scope(|s| {
-    ///     let copy = s.try_copy_slice(b"abc").unwrap();
-    ///     assert_eq!(copy, *b"abc");
+    ///     let copy = s.try_from_slice(&[1, 2, 3]).unwrap();
+    ///     assert_eq!(copy, [1, 2, 3]);
     /// });
     /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    #[inline]
-    pub fn try_copy_slice<T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
-        let memory = self.alloc_array::<T>(items.len())?;
+    pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_from_slice(items)
+    }
+
+    /// [`from_slice`](Scope::from_slice) and [`try_from_slice`](Scope::try_from_slice).
+    #[inline(always)]
+    #[track_caller]
+    fn generic_from_slice<E: ErrorBehavior, T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, E> {
+        let memory = self.array_block::<E, T>(items.len())?;
         let ptr = memory.ptr.cast::<T>();
-        // SAFETY: the block is fresh, so it does not overlap `items`, and it
-        // holds `items.len()` elements; after the copy all are initialized,
-        // and the block stays allocated for `'s` or until the array releases
-        // its large block.
-        unsafe {
-            crate::uninit::copy_elements(items, ptr.as_ptr());
-            Ok(ScopedArray::from_raw_parts(ptr, items.len(), memory.large))
+        // Until the array owns the block, a panicking `clone` drops the clones made so far.
+        let mut fill = PartialFill { ptr, done: 0 };
+        // One pointer write per element: the loop form the compiler turns into
+        // a `memcpy` for `Copy` elements.
+        for item in items {
+            // SAFETY: `done < items.len()`: inside the block, past the clones made.
+            unsafe { ptr.as_ptr().add(fill.done).write(item.clone()) };
+            fill.done += 1;
         }
+        std::mem::forget(fill);
+        // SAFETY: all `items.len()` elements are initialized, the block is fresh
+        // and stays allocated for `'s` or until the array releases its large block.
+        Ok(unsafe { ScopedArray::from_raw_parts(ptr, items.len(), memory.large) })
     }
 
     /// An array of copies of `items`: [`from_slice`](Scope::from_slice) for
@@ -266,15 +263,57 @@ impl<'s> Scope<'s> {
     #[inline(always)]
     #[track_caller]
     pub fn copy_slice<T: Copy>(&self, items: &[T]) -> ScopedArray<'s, T> {
+        infallible(self.generic_copy_slice::<Infallible, T>(items))
+    }
+
+    /// An array of copies of `items`: [`try_from_slice`](Scope::try_from_slice)
+    /// for `Copy` elements, which copies bytes instead of calling `clone`
+    /// (a short slice without a `memcpy` call).
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let copy = s.try_copy_slice(b"abc").unwrap();
+    ///     assert_eq!(copy, *b"abc");
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed).
+    #[inline]
+    pub fn try_copy_slice<T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_copy_slice(items)
+    }
+
+    /// [`copy_slice`](Scope::copy_slice) and [`try_copy_slice`](Scope::try_copy_slice).
+    /// The copy is written out in both branches, so that the bumped one
+    /// knows at compile time that its block is not a large one.
+    #[inline(always)]
+    #[track_caller]
+    fn generic_copy_slice<E: ErrorBehavior, T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, E> {
         if let Some(ptr) = self.bump_array::<T>(items.len()) {
-            // SAFETY: the block is fresh, so it does not overlap `items`, and
-            // holds `items.len()` elements, all initialized by the copy; it
+            // SAFETY: the block is fresh and holds `items.len()` elements; it
             // stays allocated for `'s`.
-            unsafe {
-                crate::uninit::copy_elements(items, ptr.as_ptr());
-                return ScopedArray::from_raw_parts(ptr, items.len(), None);
-            }
+            return Ok(unsafe { copied_into(items, ptr, None) });
         }
-        self.unwrap_array::<T, _>(self.try_copy_slice(items), items.len())
+        let memory = array_block_cold::<E, T>(self.by_value(), items.len())?;
+        // SAFETY: the block is fresh and holds `items.len()` elements; it
+        // stays allocated for `'s` or until the array releases its large block.
+        Ok(unsafe { copied_into(items, memory.ptr.cast(), memory.large) })
+    }
+}
+
+/// The array of copies of `items` at `ptr`.
+///
+/// # Safety
+/// `ptr` is a fresh block of the scope `'s` for `items.len()` elements, which
+/// stays allocated for `'s` or until the array releases `large`, its large
+/// block if it has one.
+#[inline(always)]
+unsafe fn copied_into<'s, T: Copy>(items: &[T], ptr: NonNull<T>, large: Option<LargeHandle>) -> ScopedArray<'s, T> {
+    // SAFETY: the block is fresh, so it does not overlap `items`, and holds
+    // `items.len()` elements (contract); after the copy all are initialized.
+    unsafe {
+        crate::uninit::copy_elements(items, ptr.as_ptr());
+        ScopedArray::from_raw_parts(ptr, items.len(), large)
     }
 }

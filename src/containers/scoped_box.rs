@@ -1,5 +1,6 @@
 //! `ScopedBox`: one value owned by a scope, and [`Scope::boxed`] that makes one.
 
+use std::convert::Infallible;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -7,6 +8,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use super::error_behavior::{ErrorBehavior, infallible};
 use crate::scope::Scope;
 
 /// A single value in the memory of the scope `'s`, like a `Box` whose
@@ -37,27 +39,6 @@ impl<'s> Scope<'s> {
     ///
     /// ```
     /// arena::scope(|s| {
-    ///     let b = s.try_boxed([0_u8; 64]).unwrap();
-    ///     assert_eq!(b.len(), 64);
-    /// });
-    /// ```
-    ///
-    /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
-    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
-        // A box is never released early, so a large value stays until the scope exits.
-        let ptr = self.alloc_array::<T>(1)?.ptr.cast::<T>();
-        // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
-        unsafe {
-            ptr.as_ptr().write(value);
-            Ok(ScopedBox::from_raw(ptr))
-        }
-    }
-
-    /// `value` moved into the scope's memory.
-    ///
-    /// ```
-    /// arena::scope(|s| {
     ///     let mut state = s.boxed((0_u32, String::from("start")));
     ///     state.0 += 1;
     ///     state.1.push_str("ed");
@@ -69,12 +50,34 @@ impl<'s> Scope<'s> {
     /// Where [`try_boxed`](Scope::try_boxed) errs.
     #[track_caller]
     pub fn boxed<T>(&self, value: T) -> ScopedBox<'s, T> {
+        infallible(self.generic_boxed::<Infallible, T>(value))
+    }
+
+    /// `value` moved into the scope's memory.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let b = s.try_boxed([0_u8; 64]).unwrap();
+    ///     assert_eq!(b.len(), 64);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
+    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
+        self.generic_boxed(value)
+    }
+
+    /// [`boxed`](Scope::boxed) and [`try_boxed`](Scope::try_boxed).
+    #[inline(always)]
+    #[track_caller]
+    fn generic_boxed<E: ErrorBehavior, T>(&self, value: T) -> Result<ScopedBox<'s, T>, E> {
         // A box is never released early, so a large value stays until the scope exits.
-        let ptr = self.array_block::<T>(1).ptr.cast::<T>();
+        let ptr = self.array_block::<E, T>(1)?.ptr.cast::<T>();
         // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
         unsafe {
             ptr.as_ptr().write(value);
-            ScopedBox::from_raw(ptr)
+            Ok(ScopedBox::from_raw(ptr))
         }
     }
 }
