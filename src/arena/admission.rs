@@ -1,6 +1,7 @@
 //! The one admission rule of every allocation path: which requests may
 //! take the bump path, which fit within the alignment and byte limits, and,
 //! for panic messages, why a refused request was refused.
+#![forbid(unsafe_code)]
 
 use std::alloc::Layout;
 

@@ -1,6 +1,7 @@
 //! Allocation from the slabs: the bump fast path, and the slow path that
 //! moves the pointer to a retained or a new slab. [`Arena::alloc`] sends a
 //! large request to its own mapping (`large`) and everything else here.
+#![forbid(unsafe_code)]
 
 use std::alloc::Layout;
 use std::ptr::NonNull;

@@ -1,6 +1,7 @@
 //! The arena's counters: the [`Stats`] snapshot, and their publication to
 //! the process-wide totals, on slow paths only, so that the hot path never
 //! writes memory another thread reads.
+#![forbid(unsafe_code)]
 
 use super::Arena;
 use crate::stats::{Counters, Stats, SystemCalls};

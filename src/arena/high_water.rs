@@ -5,6 +5,7 @@
 //! the fast paths compare against: the peak, how far the current slab may be
 //! used under the byte limit, and the depth at or below which scopes take
 //! the full exit.
+#![forbid(unsafe_code)]
 
 use super::Arena;
 use crate::debug_mode::DebugMode;

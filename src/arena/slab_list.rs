@@ -1,5 +1,6 @@
 //! The slabs of a [`SlabChain`](super::slab_chain::SlabChain), in order:
 //! the first held inline, the others in a list from the system allocator.
+#![forbid(unsafe_code)]
 
 use allocator_api2::collections::TryReserveError;
 

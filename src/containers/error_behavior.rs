@@ -4,6 +4,7 @@
 //! returned) or [`Infallible`] (the error is a panic at the caller's line,
 //! and the `Result` has no error to test). The fallible and the panicking
 //! form cannot drift apart, and the panicking one carries no error branch.
+#![forbid(unsafe_code)]
 
 use std::convert::Infallible;
 

@@ -1,4 +1,5 @@
-//! `ScopedArray`: a fixed-length array owned by a scope.
+//! `ScopedArray`: a fixed-length array owned by a scope, and
+//! [`Scope::release`], its early drop.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
