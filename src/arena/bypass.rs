@@ -9,6 +9,8 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use super::{Arena, dangling};
+use crate::debug_mode::DebugMode;
 use crate::mem::system::{SystemVec, system_vec};
 
 /// One allocation made in bypass mode.
@@ -118,5 +120,45 @@ impl BypassBlocks {
             true => Ok(()),
             false => Err(format!("bypass bytes counted {} but the blocks hold {total}", self.in_use)),
         }
+    }
+}
+
+impl Arena {
+    /// Whether memory is served in bypass mode (resolved: no bypass block
+    /// exists before the mode is read).
+    #[inline(always)]
+    pub(crate) fn is_bypass(&self) -> bool {
+        self.debug == Some(DebugMode::Bypass)
+    }
+
+    /// Whether any large or bypass block is live: else a block is either in
+    /// the slabs or a side chunk, and no address lookup is needed.
+    #[inline(always)]
+    pub(crate) fn has_blocks_of_their_own(&self) -> bool {
+        self.has_live_large_blocks() || self.bypass.has_live()
+    }
+
+    /// Frees the bypass block at `ptr` owned by the scope at `depth`, if there
+    /// is one, as a real allocator frees a block on `deallocate`.
+    pub(crate) fn release_bypass_at(&mut self, ptr: NonNull<u8>, depth: usize) {
+        self.note_high_water();
+        if self.bypass.release_at(ptr, depth) {
+            self.counters.system_deallocations += 1;
+            self.end_slow_path();
+            self.debug_assert_invariants();
+        }
+    }
+
+    /// Serves `layout` with its own system allocation (bypass mode), owned by
+    /// the scope at `depth`.
+    pub(crate) fn bypass_alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, AllocError> {
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        self.admit(layout).map_err(|_| AllocError)?;
+        let ptr = self.bypass.alloc(layout, depth)?;
+        self.counters.system_allocations += 1;
+        self.end_slow_path();
+        Ok(ptr)
     }
 }

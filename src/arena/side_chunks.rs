@@ -16,6 +16,7 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use super::{Arena, dangling};
 use crate::mem::bump::bump_up;
 use crate::mem::slab::Slab;
 use crate::mem::system::{SystemVec, system_vec};
@@ -210,5 +211,23 @@ impl SideChunks {
             ));
         }
         Ok(())
+    }
+}
+
+impl Arena {
+    /// Serves `layout` (small: see [`is_small`](Arena::is_small)) from the
+    /// side chunks of the scope at `depth`, which is not the innermost one.
+    pub(crate) fn side_alloc(&mut self, depth: usize, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        debug_assert!(self.is_small(layout), "large requests take `alloc_large`");
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        self.admit(layout).map_err(|_| AllocError)?;
+        let room = self.config.limit_bytes.saturating_sub(self.bytes_in_use());
+        let placed = self.side.alloc(depth, layout, room)?;
+        self.counters.system_allocations += u64::from(placed.new_chunk);
+        self.end_slow_path();
+        self.debug_assert_invariants();
+        Ok(placed.ptr)
     }
 }

@@ -8,9 +8,9 @@ use std::ptr::NonNull;
 
 use allocator_api2::collections::TryReserveError;
 
+use super::slab_list::{Entry, SlabList};
 use crate::mem::bump::{self, round_to_grain};
 use crate::mem::slab::{PAGE_BYTES, Slab};
-use crate::mem::system::{SystemVec, system_vec};
 
 /// The bump pointer of an empty chain: dangling, non-null and on a grain,
 /// at `EMPTY_END` (no room, so the first request takes the slow path).
@@ -56,100 +56,6 @@ pub(super) struct Position {
 impl Position {
     /// The position of an empty chain: before every slab.
     const EMPTY: Position = Position { slab: 0, addr: EMPTY_ADDR, used_before: 0 };
-}
-
-/// A slab of the chain, with the bytes in use before it when the pointer
-/// last entered it (stale for slabs past the current one).
-pub(super) struct Entry {
-    slab: Slab,
-    entered_at: usize,
-}
-
-/// The slabs of a chain, in order. The first one is held inline, so that an
-/// arena that never needs a second slab allocates no list: a short-lived
-/// arena (a thread that opens a few scopes) then costs one slab and nothing
-/// besides.
-///
-/// Invariant: `rest` is empty while `first` is `None`.
-pub(super) struct SlabList {
-    first: Option<Entry>,
-    rest: SystemVec<Entry>,
-}
-
-impl SlabList {
-    const fn new() -> SlabList {
-        SlabList { first: None, rest: system_vec() }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        if self.first.is_some() { 1 + self.rest.len() } else { 0 }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.first.is_none()
-    }
-
-    fn get(&self, index: usize) -> Option<&Entry> {
-        match index.checked_sub(1) {
-            None => self.first.as_ref(),
-            Some(later) => self.rest.get(later),
-        }
-    }
-
-    fn get_mut(&mut self, index: usize) -> Option<&mut Entry> {
-        match index.checked_sub(1) {
-            None => self.first.as_mut(),
-            Some(later) => self.rest.get_mut(later),
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.first.iter().chain(&self.rest)
-    }
-
-    /// Makes room for one more entry, so that [`insert`](SlabList::insert)
-    /// allocates nothing.
-    #[inline]
-    fn try_reserve_one(&mut self) -> Result<(), TryReserveError> {
-        if self.first.is_none() { Ok(()) } else { self.rest.try_reserve(1) }
-    }
-
-    /// Inserts `entry` at `index` (at most the length).
-    fn insert(&mut self, index: usize, entry: Entry) {
-        match (index.checked_sub(1), self.first.take()) {
-            (_, None) => {
-                debug_assert_eq!(index, 0, "inserting past the end");
-                self.first = Some(entry);
-            }
-            (None, Some(first)) => {
-                self.rest.insert(0, first);
-                self.first = Some(entry);
-            }
-            (Some(later), Some(first)) => {
-                self.first = Some(first);
-                self.rest.insert(later, entry);
-            }
-        }
-    }
-
-    fn swap(&mut self, a: usize, b: usize) {
-        let (low, high) = (a.min(b), a.max(b));
-        match (low.checked_sub(1), self.first.as_mut()) {
-            _ if low == high => {}
-            (Some(low), _) => self.rest.swap(low, high - 1),
-            (None, Some(first)) => std::mem::swap(first, &mut self.rest[high - 1]),
-            (None, None) => panic!("swap in an empty slab list"),
-        }
-    }
-
-    fn pop(&mut self) -> Option<Entry> {
-        self.rest.pop().or_else(|| self.first.take())
-    }
-
-    /// Takes the last slab out.
-    pub(super) fn pop_slab(&mut self) -> Option<Slab> {
-        self.pop().map(|entry| entry.slab)
-    }
 }
 
 /// Slabs and the bump pointer.
@@ -397,8 +303,9 @@ impl SlabChain {
 
     /// Inserts `slab` (new, free) after the current one and moves the pointer
     /// to its start. A slab of the geometric size advances the sequence; an
-    /// exact-size one for a request beyond the cap does not.
-    #[inline]
+    /// exact-size one for a request beyond the cap does not. Inlined into
+    /// its one caller, the arena's slow path.
+    #[inline(always)]
     pub(super) fn advance_to_new(&mut self, slab: Slab, max_slab_bytes: usize) {
         if slab.len() == self.next_slab_bytes {
             self.reached_slab_bytes = self.reached_slab_bytes.max(slab.len());
@@ -410,7 +317,7 @@ impl SlabChain {
             debug_assert_eq!((self.current, self.used_before), (0, 0), "an empty chain is at the empty position");
             self.ptr = first_ptr(&slab);
             self.start = self.ptr.addr();
-            self.slabs.first = Some(Entry { slab, entered_at: 0 });
+            self.slabs.set_first(Entry { slab, entered_at: 0 });
             return;
         }
         self.advance_to_new_later(slab);
@@ -618,63 +525,11 @@ impl SlabChain {
                 }
             }
         }
-        if self.slabs.first.is_none() && !self.slabs.rest.is_empty() {
-            return Err(format!("{} slabs listed after an empty first place", self.slabs.rest.len()));
-        }
+        self.slabs.check_invariants()?;
         let slab_bytes: usize = self.slabs.iter().map(|entry| entry.slab.len()).sum();
         if slab_bytes != self.slab_bytes {
             return Err(format!("slab bytes counted {} but the slabs hold {slab_bytes}", self.slab_bytes));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Entry, SlabList};
-    use crate::mem::slab::{PAGE_BYTES, Slab};
-
-    fn entry(pages: usize) -> Entry {
-        Entry { slab: Slab::allocate(pages * PAGE_BYTES).expect("a test slab"), entered_at: pages }
-    }
-
-    fn pages(list: &SlabList) -> Vec<usize> {
-        list.iter().map(|entry| entry.slab.len() / PAGE_BYTES).collect()
-    }
-
-    #[test]
-    fn slab_list_orders_entries_like_a_vec() {
-        let mut list = SlabList::new();
-        let mut model: Vec<usize> = Vec::new();
-        for (index, size) in [(0, 1), (1, 2), (1, 3), (0, 4), (4, 5), (2, 6)] {
-            list.try_reserve_one().expect("room for an entry");
-            list.insert(index, entry(size));
-            model.insert(index, size);
-            assert_eq!(pages(&list), model);
-        }
-        for (a, b) in [(0, 3), (2, 5), (4, 1), (3, 3), (5, 0)] {
-            list.swap(a, b);
-            model.swap(a, b);
-            assert_eq!(pages(&list), model);
-        }
-        for (index, size) in model.iter().enumerate() {
-            assert_eq!(list.get(index).map(|entry| entry.entered_at), Some(*size));
-        }
-        assert!(list.get(model.len()).is_none());
-        while let Some(popped) = list.pop() {
-            assert_eq!(Some(popped.entered_at), model.pop());
-            assert_eq!(list.len(), model.len());
-        }
-        assert!(list.is_empty() && model.is_empty());
-    }
-
-    #[test]
-    fn a_single_slab_needs_no_list_allocation() {
-        let mut list = SlabList::new();
-        list.try_reserve_one().expect("the first place is inline");
-        list.insert(0, entry(1));
-        assert_eq!(list.rest.capacity(), 0);
-        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(PAGE_BYTES));
-        assert!(list.pop_slab().is_none());
     }
 }

@@ -1,10 +1,14 @@
 //! Typed, owning containers whose memory lives in a scope:
-//! [`ScopedArray`], [`ScopedVec`] and [`ScopedBox`], and the constructors on
-//! [`Scope`](crate::Scope) that make them.
+//! [`ScopedArray`], [`ScopedVec`], [`ScopedString`] and [`ScopedBox`], and
+//! the constructors on [`Scope`](crate::Scope) that make them, each beside
+//! what it makes.
 
+mod block;
 mod collect;
-mod constructors;
+pub(crate) mod error_behavior;
+mod fill;
 mod into_iter;
+mod new;
 mod remaining;
 mod scoped_array;
 mod scoped_box;

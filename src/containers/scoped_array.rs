@@ -1,4 +1,5 @@
-//! `ScopedArray`: a fixed-length array owned by a scope.
+//! `ScopedArray`: a fixed-length array owned by a scope, and
+//! [`Scope::release`], its early drop.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -230,6 +231,24 @@ impl<'s, T> ScopedArray<'s, T> {
     #[track_caller]
     pub fn map_in<'t, U>(&self, scope: &Scope<'t>, f: impl FnMut(&T) -> U) -> ScopedArray<'t, U> {
         scope.from_iter(self.iter().map(f))
+    }
+}
+
+impl<'s> Scope<'s> {
+    /// Drops `array` now, returning its large block (if it has one) to the
+    /// arena's cache at once rather than at scope exit — the safe form of an
+    /// early free: the array is moved in, so no reference to it can remain.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let big = s.zeroed::<f64>(1 << 20); // 8 MiB: a large block
+    ///     assert!(big.is_large_block());
+    ///     s.release(big);
+    ///     assert_eq!(arena::stats().large_live_bytes, 0);
+    /// });
+    /// ```
+    pub fn release<T>(&self, array: ScopedArray<'s, T>) {
+        drop(array);
     }
 }
 

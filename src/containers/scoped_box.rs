@@ -1,9 +1,15 @@
-//! `ScopedBox`: one value owned by a scope.
+//! `ScopedBox`: one value owned by a scope, and [`Scope::boxed`] that makes one.
 
+use std::convert::Infallible;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+
+use allocator_api2::alloc::AllocError;
+
+use super::error_behavior::{ErrorBehavior, infallible};
+use crate::scope::Scope;
 
 /// A single value in the memory of the scope `'s`, like a `Box` whose
 /// allocation is released when the scope exits. Dropping it drops the value.
@@ -27,6 +33,54 @@ pub struct ScopedBox<'s, T> {
 unsafe impl<T: Send> Send for ScopedBox<'_, T> {}
 // SAFETY: `&ScopedBox` only gives out `&T`.
 unsafe impl<T: Sync> Sync for ScopedBox<'_, T> {}
+
+impl<'s> Scope<'s> {
+    /// `value` moved into the scope's memory.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let mut state = s.boxed((0_u32, String::from("start")));
+    ///     state.0 += 1;
+    ///     state.1.push_str("ed");
+    ///     assert_eq!(*state, (1, String::from("started")));
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// Where [`try_boxed`](Scope::try_boxed) errs.
+    #[track_caller]
+    pub fn boxed<T>(&self, value: T) -> ScopedBox<'s, T> {
+        infallible(self.generic_boxed::<Infallible, T>(value))
+    }
+
+    /// `value` moved into the scope's memory.
+    ///
+    /// ```
+    /// arena::scope(|s| {
+    ///     let b = s.try_boxed([0_u8; 64]).unwrap();
+    ///     assert_eq!(b.len(), 64);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
+    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
+        self.generic_boxed(value)
+    }
+
+    /// [`boxed`](Scope::boxed) and [`try_boxed`](Scope::try_boxed).
+    #[inline(always)]
+    #[track_caller]
+    fn generic_boxed<E: ErrorBehavior, T>(&self, value: T) -> Result<ScopedBox<'s, T>, E> {
+        // A box is never released early, so a large value stays until the scope exits.
+        let ptr = self.array_block::<E, T>(1)?.ptr.cast::<T>();
+        // SAFETY: `ptr` is fresh, aligned memory for one `T`, allocated for `'s`.
+        unsafe {
+            ptr.as_ptr().write(value);
+            Ok(ScopedBox::from_raw(ptr))
+        }
+    }
+}
 
 impl<T> ScopedBox<'_, T> {
     /// Takes ownership of the initialized value at `ptr`.

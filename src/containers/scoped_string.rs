@@ -1,6 +1,7 @@
 //! `ScopedString`: UTF-8 text in a scope, and [`format_in!`](crate::format_in).
 
 use std::alloc::Layout;
+use std::convert::Infallible;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::{Deref, DerefMut};
@@ -8,8 +9,9 @@ use std::ops::{Deref, DerefMut};
 use allocator_api2::alloc::AllocError;
 
 use super::ScopedVec;
+use super::error_behavior::{ErrorBehavior, Refusal, infallible};
 use crate::error::{Failure, FailureReason};
-use crate::scope::Scope;
+use crate::scope::{Scope, ScopeRef};
 
 /// A growable UTF-8 string in the memory of the scope `'s`: what
 /// `String` is to `Vec<u8>`, [`ScopedString`] is to [`ScopedVec<u8>`].
@@ -117,29 +119,24 @@ impl<'s> ScopedString<'s> {
     /// called, which a failed growth's panic names.
     #[inline(always)]
     #[track_caller]
-    fn push_str_for(&mut self, what: &str, text: &str) {
-        if self.capacity() - self.len() < text.len() && self.bytes.try_reserve(text.len()).is_err() {
-            self.growth_failed(what, text.len());
-        }
-        self.bytes.extend_from_slice_copy(text.as_bytes());
+    fn push_str_for(&mut self, what: &'static str, text: &str) {
+        infallible(self.generic_push_str::<Infallible>(what, text));
     }
 
-    #[cold]
-    #[inline(never)]
+    /// [`push_str`](ScopedString::push_str) and
+    /// [`try_push_str`](ScopedString::try_push_str), on behalf of the method
+    /// `what` the user called, which a failed growth's panic names. A failed
+    /// growth leaves the string as it was.
+    #[inline(always)]
     #[track_caller]
-    fn growth_failed(&self, what: &str, additional: usize) -> ! {
-        let len = self.len();
-        let Some(needed) = len.checked_add(additional) else {
-            panic!("{what} on a ScopedString of {len} bytes: {additional} more bytes overflow usize")
-        };
-        let failure = match Layout::array::<u8>(needed) {
-            Err(_) => Failure::SizeOverflow,
-            Ok(layout) => self.scope().by_value().failure_reason(layout),
-        };
-        panic!(
-            "{what} on a ScopedString of {len} bytes needs room for {additional} more: {}",
-            FailureReason { failure, bytes: needed }
-        )
+    fn generic_push_str<E: ErrorBehavior>(&mut self, what: &'static str, text: &str) -> Result<(), E> {
+        if self.capacity() - self.len() < text.len() && self.bytes.try_reserve(text.len()).is_err() {
+            let refusal =
+                StringGrowthRefusal { scope: self.scope().by_value(), what, len: self.len(), additional: text.len() };
+            return Err(E::refused(refusal));
+        }
+        self.bytes.extend_from_slice_copy(text.as_bytes());
+        Ok(())
     }
 
     /// Appends `text`, or returns [`AllocError`] (and leaves the string as
@@ -156,9 +153,7 @@ impl<'s> ScopedString<'s> {
     /// # Errors
     /// [`AllocError`] if the arena cannot provide the memory.
     pub fn try_push_str(&mut self, text: &str) -> Result<(), AllocError> {
-        self.bytes.try_reserve(text.len())?;
-        self.bytes.extend_from_slice_copy(text.as_bytes());
-        Ok(())
+        self.generic_push_str("try_push_str", text)
     }
 
     /// Appends `c`.
@@ -516,6 +511,41 @@ impl<'s> ScopedString<'s> {
         }
         out
     }
+}
+
+/// A string of `len` bytes that could not grow by `additional` for the
+/// method `what`.
+struct StringGrowthRefusal {
+    scope: ScopeRef,
+    what: &'static str,
+    len: usize,
+    additional: usize,
+}
+
+impl Refusal for StringGrowthRefusal {
+    #[inline(always)]
+    fn panic(self) -> ! {
+        growth_failed(self.scope, self.what, self.len, self.additional)
+    }
+}
+
+/// Panics for a string of `len` bytes that could not grow by `additional`
+/// for the method `what`, naming the reason.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn growth_failed(scope: ScopeRef, what: &str, len: usize, additional: usize) -> ! {
+    let Some(needed) = len.checked_add(additional) else {
+        panic!("{what} on a ScopedString of {len} bytes: {additional} more bytes overflow usize")
+    };
+    let failure = match Layout::array::<u8>(needed) {
+        Err(_) => Failure::SizeOverflow,
+        Ok(layout) => scope.failure_reason(layout),
+    };
+    panic!(
+        "{what} on a ScopedString of {len} bytes needs room for {additional} more: {}",
+        FailureReason { failure, bytes: needed }
+    )
 }
 
 #[cold]

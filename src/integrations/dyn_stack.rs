@@ -6,11 +6,13 @@
 //! `MemBuffer` per call or keep one by hand. From a scope, the scratch of a
 //! loop body is a bump and comes back at the scope's exit.
 
+use std::convert::Infallible;
 use std::mem::MaybeUninit;
 
 use allocator_api2::alloc::AllocError;
 use dyn_stack::{MemStack, StackReq};
 
+use crate::containers::error_behavior::{ErrorBehavior, Refusal, infallible};
 use crate::scope::Scope;
 
 impl<'s> Scope<'s> {
@@ -36,14 +38,7 @@ impl<'s> Scope<'s> {
     #[cfg_attr(docsrs, doc(cfg(feature = "dyn-stack")))]
     #[track_caller]
     pub fn mem_stack(&self, req: StackReq) -> &'s mut MemStack {
-        match self.try_mem_stack(req) {
-            Ok(stack) => stack,
-            Err(AllocError) => panic!(
-                "arena: cannot allocate a MemStack of {} bytes aligned to {} in this scope",
-                req.size_bytes(),
-                req.align_bytes()
-            ),
-        }
+        infallible(self.generic_mem_stack::<Infallible>(req))
     }
 
     /// Like [`mem_stack`](Scope::mem_stack), but returns an error instead
@@ -61,17 +56,43 @@ impl<'s> Scope<'s> {
     /// [`AllocError`] if `req` overflowed or the scope cannot provide the memory.
     #[cfg_attr(docsrs, doc(cfg(feature = "dyn-stack")))]
     pub fn try_mem_stack(&self, req: StackReq) -> Result<&'s mut MemStack, AllocError> {
+        self.generic_mem_stack(req)
+    }
+
+    /// [`mem_stack`](Scope::mem_stack) and [`try_mem_stack`](Scope::try_mem_stack).
+    #[inline]
+    #[track_caller]
+    fn generic_mem_stack<E: ErrorBehavior>(&self, req: StackReq) -> Result<&'s mut MemStack, E> {
+        let refused = MemStackRefusal { size: req.size_bytes(), align: req.align_bytes() };
         // An overflowed requirement reports alignment 0.
         let align = req.align_bytes();
         if align == 0 {
-            return Err(AllocError);
+            return Err(E::refused(refused));
         }
         let size = req.size_bytes();
         // Bytes need no initialisation, and any start can be aligned by
         // skipping at most `align - 1` of them.
-        let padded = size.checked_add(align - 1).ok_or(AllocError)?;
-        let bytes = self.try_from_fn(padded, |_| MaybeUninit::<u8>::uninit())?.into_slice();
+        let Some(padded) = size.checked_add(align - 1) else { return Err(E::refused(refused)) };
+        let bytes = match self.try_from_fn(padded, |_| MaybeUninit::<u8>::uninit()) {
+            Ok(bytes) => bytes.into_slice(),
+            Err(AllocError) => return Err(E::refused(refused)),
+        };
         let skip = bytes.as_ptr().align_offset(align);
         Ok(MemStack::new(&mut bytes[skip..skip + size]))
+    }
+}
+
+/// A [`MemStack`] of `size` bytes aligned to `align` that a scope could not
+/// provide (`align` is 0 for an overflowed requirement).
+struct MemStackRefusal {
+    size: usize,
+    align: usize,
+}
+
+impl Refusal for MemStackRefusal {
+    #[cold]
+    #[inline(never)]
+    fn panic(self) -> ! {
+        panic!("arena: cannot allocate a MemStack of {} bytes aligned to {} in this scope", self.size, self.align)
     }
 }

@@ -20,14 +20,15 @@ use crate::arena::Arena;
 use crate::config::Config;
 use crate::stats::{GlobalStats, Stats};
 
+mod alloc;
 mod allocator;
 mod handle;
 
 use crate::busy::BusyGuard;
 use crate::thread::state::thread_arena_ptr;
 use crate::thread::teardown::thread_arena;
+pub(crate) use alloc::{Allocation, ScopeRef};
 use handle::run_scope;
-pub(crate) use handle::{Allocation, ScopeRef};
 pub use handle::{Scope, ScopeBelongsToItsThread};
 
 /// Runs `f` with a new scope on this thread's arena and releases everything

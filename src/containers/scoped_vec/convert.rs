@@ -41,9 +41,7 @@ impl<'s, T> ScopedVec<'s, T> {
     pub(crate) fn into_raw_parts(mut self) -> (NonNull<T>, usize, Option<LargeHandle>) {
         self.shrink_to_fit();
         let this = ManuallyDrop::new(self);
-        let owns_a_block = this.cap != 0 && size_of::<T>() != 0;
-        let large = if owns_a_block { this.scope.large_handle_at(this.ptr.0.cast()) } else { None };
-        (this.ptr.0, this.len, large)
+        (this.buf.non_null(), this.len, this.buf.large_handle())
     }
 
     /// The elements as an `allocator_api2` vector in the same scope, for APIs
@@ -62,11 +60,11 @@ impl<'s, T> ScopedVec<'s, T> {
     /// ```
     pub fn into_inner(self) -> Vec<T, &'s Scope<'s>> {
         let this = ManuallyDrop::new(self);
-        let cap = if size_of::<T>() == 0 { 0 } else { this.cap };
+        let cap = if size_of::<T>() == 0 { 0 } else { this.buf.capacity() };
         // SAFETY: the buffer is a block `scope` handed out for `cap` elements
         // (dangling when `cap == 0`), the first `len` initialized; the vector
         // gives both up and is never used again.
-        unsafe { Vec::from_raw_parts_in(this.ptr(), this.len, cap, this.scope) }
+        unsafe { Vec::from_raw_parts_in(this.ptr(), this.len, cap, this.buf.scope()) }
     }
 }
 

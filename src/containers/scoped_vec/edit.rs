@@ -315,7 +315,7 @@ impl<'s, T> ScopedVec<'s, T> {
         if at > len {
             index_failed("split_off index", at, "<=", len);
         }
-        let mut tail = self.scope.vec_with_capacity(len - at);
+        let mut tail = self.scope().vec_with_capacity(len - at);
         // SAFETY: slots `at..len` hold initialized elements, moved into the
         // tail's fresh buffer of room for them; `self` stops claiming them.
         unsafe { ptr::copy_nonoverlapping(self.ptr().add(at), tail.ptr(), len - at) };

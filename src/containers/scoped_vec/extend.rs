@@ -3,12 +3,15 @@
 //! length always covers exactly the elements written, also when an
 //! iterator or a `clone` panics halfway.
 
+use std::convert::Infallible;
 use std::mem::MaybeUninit;
 
 use allocator_api2::alloc::AllocError;
 
+use super::ScopedVec;
 use super::edit::SetLenOnDrop;
-use super::{ElementPtr, ScopedVec};
+use super::raw::GrowthRefusal;
+use crate::containers::error_behavior::{ErrorBehavior, infallible};
 
 impl<T> ScopedVec<'_, T> {
     /// Appends clones of `items`, written once into the vector's memory (a
@@ -70,9 +73,9 @@ impl<T> ScopedVec<'_, T> {
     where
         T: Copy,
     {
-        if self.cap == 0
+        if self.buf.capacity() == 0
             && !items.is_empty()
-            && let Some((ptr, cap)) = self.bump_first_buffer(items.len())
+            && let Some((ptr, cap)) = self.buf.bump_first(items.len())
         {
             // SAFETY: the fresh buffer holds `cap >= items.len()` elements and
             // cannot overlap `items`, which it was just carved away from.
@@ -80,7 +83,8 @@ impl<T> ScopedVec<'_, T> {
             // The fields written together, once the copy is done: a vector
             // moved next is read back in 16-byte halves, which a load of
             // separately stored fields would wait for.
-            self.set_buffer(ptr, items.len(), cap);
+            self.buf.set_first(ptr, cap);
+            self.len = items.len();
             return;
         }
         self.reserve_for("extend_from_slice_copy", items.len());
@@ -92,37 +96,29 @@ impl<T> ScopedVec<'_, T> {
         self.len += items.len();
     }
 
-    /// [`Extend::extend`] that reports a failed growth instead of panicking;
-    /// the items appended before it stay.
-    pub(crate) fn try_extend(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
-        self.extend_items::<false>(iter)
-    }
-
     /// Appends the items of `iter`, each written once: room for the
     /// iterator's lower size bound first, then growth only for items beyond
-    /// it; stops at the first `None`, like `Vec::extend`. A failed growth
-    /// panics at the caller's line (`PANICS`) or returns [`AllocError`]; the
-    /// items written before it stay. A const parameter rather than a closure:
-    /// `#[track_caller]` does not reach through a closure, and with `PANICS`
-    /// the error path is gone from the loop.
+    /// it; stops at the first `None`, like `Vec::extend`. A failed growth is
+    /// `E`'s error (for [`Infallible`], a panic at the caller's line, and no
+    /// error path in the loop); the items written before it stay.
     ///
     /// Always inlined, the general path not: where the caller's vector is
     /// known to be empty (made just before), only the empty path remains,
     /// and the vector can live in registers (see `extend_empty`).
     #[inline(always)]
     #[track_caller]
-    fn extend_items<const PANICS: bool>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), AllocError> {
+    pub(crate) fn generic_extend<E: ErrorBehavior>(&mut self, iter: impl IntoIterator<Item = T>) -> Result<(), E> {
         let items = iter.into_iter();
         let (lower, upper) = items.size_hint();
         // A zero-sized `T` has capacity `usize::MAX`, so it never takes the empty path.
-        if upper == Some(lower) && lower > 0 && self.cap == 0 {
-            self.extend_empty::<PANICS>(lower, items)
+        if upper == Some(lower) && lower > 0 && self.buf.capacity() == 0 {
+            self.extend_empty::<E>(lower, items)
         } else {
-            self.extend_general::<PANICS>(items)
+            self.extend_general::<E>(items)
         }
     }
 
-    /// [`extend_items`](ScopedVec::extend_items) into an empty vector without
+    /// [`generic_extend`](ScopedVec::generic_extend) into an empty vector without
     /// a buffer, from an iterator that announces exactly `len` items: one
     /// block filled like `Scope::from_iter`, and the vector written once, as
     /// a whole, at the end. Written field by field instead, a vector that is
@@ -131,16 +127,13 @@ impl<T> ScopedVec<'_, T> {
     /// empty.
     #[inline(always)]
     #[track_caller]
-    fn extend_empty<const PANICS: bool>(
-        &mut self,
-        len: usize,
-        items: impl Iterator<Item = T>,
-    ) -> Result<(), AllocError> {
-        let scope = self.scope;
-        let (array, mut rest) = match scope.try_fill_from(len, items) {
+    fn extend_empty<E: ErrorBehavior>(&mut self, len: usize, items: impl Iterator<Item = T>) -> Result<(), E> {
+        let scope = self.scope();
+        let (array, mut rest) = match scope.generic_fill_from::<AllocError, T, _>(len, items) {
             Ok(filled) => filled,
-            Err(_) if PANICS => super::growth_failed::<T>(scope, "extend", 0, len, Some(len)),
-            Err(error) => return Err(error),
+            Err(AllocError) => {
+                return Err(E::refused(GrowthRefusal::<T>::new(scope.by_value(), "extend", 0, len, Some(len))));
+            }
         };
         if array.is_empty() {
             // The iterator ended at once: dropping the array releases a large block.
@@ -154,15 +147,14 @@ impl<T> ScopedVec<'_, T> {
         // smaller capacity than the block only leaves its tail unused until
         // the scope exits. The array gave the elements up, so the vector is
         // their only owner. The vector had no buffer: nothing is lost.
-        self.ptr = ElementPtr(ptr);
+        self.buf.set_first(ptr, written);
         self.len = written;
-        self.cap = written;
         if written < len {
             return Ok(());
         }
         match rest.next() {
             None => Ok(()),
-            Some(extra) => self.extend_past_announced::<PANICS>(extra, rest),
+            Some(extra) => self.extend_past_announced::<E>(extra, rest),
         }
     }
 
@@ -173,20 +165,16 @@ impl<T> ScopedVec<'_, T> {
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn extend_past_announced<const PANICS: bool>(
-        &mut self,
-        extra: T,
-        rest: impl Iterator<Item = T>,
-    ) -> Result<(), AllocError> {
-        self.extend_general::<PANICS>(std::iter::once(extra).chain(rest))
+    fn extend_past_announced<E: ErrorBehavior>(&mut self, extra: T, rest: impl Iterator<Item = T>) -> Result<(), E> {
+        self.extend_general::<E>(std::iter::once(extra).chain(rest))
     }
 
-    /// [`extend_items`](ScopedVec::extend_items) for any vector and iterator.
+    /// [`generic_extend`](ScopedVec::generic_extend) for any vector and iterator.
     #[inline]
     #[track_caller]
-    fn extend_general<const PANICS: bool>(&mut self, mut items: impl Iterator<Item = T>) -> Result<(), AllocError> {
+    fn extend_general<E: ErrorBehavior>(&mut self, mut items: impl Iterator<Item = T>) -> Result<(), E> {
         let (lower, upper) = items.size_hint();
-        self.grow_for::<PANICS>(lower)?;
+        self.generic_reserve::<E>("extend", lower)?;
         if upper == Some(lower) {
             // The announced count, in a counted loop: the shape that
             // vectorizes (a slice's `iter().copied()`, `map`, a range).
@@ -198,8 +186,8 @@ impl<T> ScopedVec<'_, T> {
         while !self.fill_spare_capacity(&mut items) {
             // The vector is full: one more item decides whether it must grow.
             let Some(item) = items.next() else { return Ok(()) };
-            self.grow_for::<PANICS>(items.size_hint().0.saturating_add(1))?;
-            debug_assert!(self.len < self.cap, "growing did not make room");
+            self.generic_reserve::<E>("extend", items.size_hint().0.saturating_add(1))?;
+            debug_assert!(self.len < self.buf.capacity(), "growing did not make room");
             // SAFETY: `len < cap` after growing: the slot is inside the
             // buffer and holds no initialized element.
             unsafe { self.ptr().add(self.len).write(item) };
@@ -208,23 +196,12 @@ impl<T> ScopedVec<'_, T> {
         Ok(())
     }
 
-    #[inline(always)]
-    #[track_caller]
-    fn grow_for<const PANICS: bool>(&mut self, additional: usize) -> Result<(), AllocError> {
-        if PANICS {
-            self.reserve_for("extend", additional);
-            Ok(())
-        } else {
-            self.try_reserve(additional)
-        }
-    }
-
     /// Moves items from `items` into the spare capacity until it is full or
     /// `items` ends, and returns whether `items` ended. If `items` panics,
     /// the vector keeps the items written before.
     #[inline]
     fn fill_spare_capacity(&mut self, items: &mut impl Iterator<Item = T>) -> bool {
-        let (base, cap) = (self.ptr(), self.cap);
+        let (base, cap) = (self.ptr(), self.buf.capacity());
         let mut written = SetLenOnDrop::new(&mut self.len);
         while written.local < cap {
             let Some(item) = items.next() else { return true };
@@ -245,7 +222,7 @@ impl<T> ScopedVec<'_, T> {
     #[inline]
     fn push_within_capacity(&mut self, items: impl Iterator<Item = T>) -> usize {
         let len = self.len;
-        let spare = self.cap - len;
+        let spare = self.buf.capacity() - len;
         // SAFETY: the `spare` slots past the length are inside the buffer and
         // hold no initialized element; `MaybeUninit` claims nothing of them,
         // and the vector's buffer is not touched again until `slots` is dead.
@@ -277,8 +254,7 @@ impl<T> Extend<T> for ScopedVec<'_, T> {
     /// If growing fails (see [`reserve`](ScopedVec::reserve)).
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
-        let extended = self.extend_items::<true>(iter);
-        debug_assert!(extended.is_ok(), "growth failures panic");
+        infallible(self.generic_extend::<Infallible>(iter));
     }
 }
 

@@ -8,10 +8,10 @@ use std::mem::ManuallyDrop;
 use std::ops::RangeBounds;
 use std::ptr::{self, NonNull};
 
+use super::ScopedVec;
 use super::edit::checked_range;
-use super::{ElementPtr, ScopedVec, release_buffer};
+use super::raw::RawBuf;
 use crate::containers::remaining::{Remaining, iterate_remaining};
-use crate::scope::Scope;
 
 /// The elements of a [`ScopedVec`], moved out one by one (`for x in vec`,
 /// `vec.into_iter()`). The elements not taken are dropped with the
@@ -31,11 +31,9 @@ use crate::scope::Scope;
 pub struct ScopedVecIntoIter<'s, T> {
     /// The elements not yet yielded, in the vector's buffer.
     rest: Remaining<T>,
-    /// The buffer's start and slots (see [`ScopedVec`]'s fields).
-    buffer: ElementPtr<T>,
-    cap: usize,
-    /// The scope the buffer comes from, which releases it.
-    scope: &'s Scope<'s>,
+    /// The vector's buffer, released when the iterator drops (after the
+    /// elements not yielded, also if one of their drops panics).
+    _buf: RawBuf<'s, T>,
 }
 
 impl<'s, T> IntoIterator for ScopedVec<'s, T> {
@@ -45,9 +43,10 @@ impl<'s, T> IntoIterator for ScopedVec<'s, T> {
     fn into_iter(self) -> Self::IntoIter {
         let vec = ManuallyDrop::new(self);
         // SAFETY: the vector hands its elements (its first `len` slots) and
-        // its buffer to the iterator and is never used or dropped again.
-        let rest = unsafe { Remaining::new(vec.ptr.0, 0, vec.len) };
-        ScopedVecIntoIter { rest, buffer: vec.ptr, cap: vec.cap, scope: vec.scope }
+        // its buffer to the iterator and is never used or dropped again, so
+        // the buffer read out of it has one owner.
+        let (rest, buf) = unsafe { (Remaining::new(vec.buf.non_null(), 0, vec.len), ptr::read(&raw const vec.buf)) };
+        ScopedVecIntoIter { rest, _buf: buf }
     }
 }
 
@@ -86,19 +85,10 @@ impl<T> ScopedVecIntoIter<'_, T> {
 iterate_remaining!(ScopedVecIntoIter);
 
 impl<T> Drop for ScopedVecIntoIter<'_, T> {
+    /// Drops the elements not yet yielded; the buffer's own drop then gives
+    /// its block back.
     fn drop(&mut self) {
-        /// Releases the buffer after the elements, also if one of their drops panics.
-        struct ReleaseBuffer<'i, 's, T>(&'i mut ScopedVecIntoIter<'s, T>);
-        impl<T> Drop for ReleaseBuffer<'_, '_, T> {
-            fn drop(&mut self) {
-                let it = &mut *self.0;
-                // SAFETY: the vector's buffer, taken over with its fields,
-                // and nothing uses it after.
-                unsafe { release_buffer(it.scope, it.buffer.0, it.cap) };
-            }
-        }
-        let guard = ReleaseBuffer(self);
-        let rest = guard.0.rest.take_rest();
+        let rest = self.rest.take_rest();
         // SAFETY: the elements not yet yielded, which the iterator gave up:
         // each is dropped once.
         unsafe { ptr::drop_in_place(rest) };
@@ -168,7 +158,7 @@ impl<T> ScopedVec<'_, T> {
     pub fn drain(&mut self, range: impl RangeBounds<usize>) -> ScopedVecDrain<'_, T> {
         let len = self.len;
         let range = checked_range(range, len);
-        let buffer = self.ptr.0;
+        let buffer = self.buf.non_null();
         // The vector claims only what comes before the range until the drain is dropped.
         self.len = range.start;
         // SAFETY: the range's slots hold initialized elements, which the

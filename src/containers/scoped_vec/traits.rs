@@ -25,7 +25,7 @@ impl<T: Clone> Clone for ScopedVec<'_, T> {
     /// panics, the clones made so far are dropped.
     #[track_caller]
     fn clone(&self) -> Self {
-        self.clone_in(self.scope)
+        self.clone_in(self.scope())
     }
 }
 
