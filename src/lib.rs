@@ -97,10 +97,6 @@ mod uninit;
 
 pub use allocator_api2::alloc::AllocError;
 pub use arena::{Arena, Checkpoint};
-pub use containers::{
-    CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
-    ScopedVecIntoIter,
-};
 /// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;
@@ -110,24 +106,28 @@ pub use capture::{
     first_capture_escape, trim_capture,
 };
 pub use config::{Config, MapOptions, ReturnMode};
+pub use containers::{
+    CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
+    ScopedVecIntoIter,
+};
 pub use debug_mode::{DebugMode, POISON_BYTE};
-pub use process::pool::{configure_pool, trim_pool};
+#[doc(hidden)]
+pub use mem::slab::__set_slab_source;
 pub use process::limits::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
+pub use process::pool::{configure_pool, trim_pool};
 pub use scope::{
     Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
 };
-#[doc(hidden)]
-pub use mem::slab::__set_slab_source;
 
 /// The shared-state types, for the loom models in `tests/loom.rs` only.
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
     pub use crate::capture::{HOLD, LiveCount, RegionBounds};
-    pub use crate::process::pool::{GlobalCounters, SlabPool};
     pub use crate::mem::slab::Slab;
-    pub use crate::stats::Counters;
+    pub use crate::process::pool::{GlobalCounters, SlabPool};
     pub use crate::process::sync::ReleaseFlag;
+    pub use crate::stats::Counters;
 }
 pub use stats::{GlobalStats, Stats};
 

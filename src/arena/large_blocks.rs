@@ -9,13 +9,13 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::AllocError;
 
 use super::Arena;
+use crate::busy::{BusyGuard, thread_id};
 use crate::config::Config;
 use crate::mem::large::{HEADER_BYTES, LargeBlock, LargeBlockCache, MapError, size_class};
-use crate::process::pool::SlabPool;
-use crate::stats::Counters;
-use crate::process::sync::ReleaseFlag;
 use crate::mem::system::{SystemVec, system_vec};
-use crate::busy::{BusyGuard, thread_id};
+use crate::process::pool::SlabPool;
+use crate::process::sync::ReleaseFlag;
+use crate::stats::Counters;
 
 /// The record of one large block handed out by an arena.
 ///

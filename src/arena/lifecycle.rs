@@ -5,9 +5,9 @@
 use std::mem::ManuallyDrop;
 
 use super::Arena;
+use crate::busy::BusyGuard;
 use crate::config::Config;
 use crate::stats::{Counters, Stats, SystemCalls};
-use crate::busy::BusyGuard;
 
 impl Drop for Arena {
     /// Gives the arena's memory to the process-wide pool (up to its budget),

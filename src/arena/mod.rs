@@ -29,16 +29,16 @@ use self::bypass::BypassBlocks;
 use self::large_blocks::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SLAB_HEADER_BYTES, SlabChain};
-use crate::mem::bump::{GRAIN, round_to_grain};
+use crate::busy::BusyGuard;
 use crate::config::Config;
+use crate::config::PAGE_BYTES;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
+use crate::mem::bump::{GRAIN, round_to_grain};
+use crate::mem::held::ProcessRefusal;
 use crate::mem::large::MapError;
 use crate::process::pool::{self, Shared};
-use crate::mem::held::ProcessRefusal;
-use crate::config::PAGE_BYTES;
 use crate::stats::{Counters, SystemCalls};
-use crate::busy::BusyGuard;
 
 /// `Arena::slab_peak` in poison mode, and while the byte limit is below the
 /// bytes in use: below every address.

@@ -27,8 +27,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::mem::system::{SystemVec, system_vec};
 use crate::busy::BusyGuard;
+use crate::mem::system::{SystemVec, system_vec};
 
 static ON: AtomicBool = AtomicBool::new(false);
 /// Set with `ON` and never cleared: frees forget their allocation's record

@@ -11,9 +11,9 @@
 
 use crate::mem::large::LargeBlock;
 use crate::mem::slab::Slab;
-use crate::stats::Counters;
-use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::mem::system::{SystemVec, system_vec};
+use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::stats::Counters;
 
 /// Default bound on the bytes the pool holds.
 pub const DEFAULT_POOL_BUDGET_BYTES: usize = 256 * 1024 * 1024;

@@ -8,9 +8,9 @@ use std::ptr::NonNull;
 use allocator_api2::alloc::AllocError;
 
 use crate::arena::{Arena, LargeHandle, LargeOwner, ScopeFloor};
+use crate::busy::BusyGuard;
 use crate::config::PAGE_BYTES;
 use crate::error::Failure;
-use crate::busy::BusyGuard;
 use crate::thread::state::{is_thread_arena_with, thread_flags};
 
 /// Opens a scope on `arena`, runs `f`, and closes the scope on return or unwind.

@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
-use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 use crate::busy::BusyGuard;
+use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 
 impl CaptureThread {
     /// Checks the invariants stated on [`CaptureThread`]; `Err` names the

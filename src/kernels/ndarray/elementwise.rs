@@ -7,10 +7,10 @@ use ::ndarray::{ArrayBase, ArrayView, ArrayView1, ArrayViewMut, Data, DimMax, Di
 use allocator_api2::vec::Vec;
 
 use super::view::output_view;
-use crate::uninit::push_within_capacity;
 use crate::kernels::Element;
 use crate::kernels::output::vec_with_capacity_in;
 use crate::scope::Scope;
+use crate::uninit::push_within_capacity;
 
 /// Whether an output over inputs with these strides is best laid out
 /// column-major: some input runs along the first axis and none along the

@@ -7,8 +7,8 @@ use std::ptr::NonNull;
 
 use memmap2::{Advice, MmapOptions, MmapRaw, UncheckedAdvice};
 
-use crate::config::{MapOptions, ReturnMode};
 use crate::config::PAGE_BYTES;
+use crate::config::{MapOptions, ReturnMode};
 
 /// Blocks at least this large may ask for transparent huge pages.
 pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
