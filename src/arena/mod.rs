@@ -31,7 +31,7 @@ use self::side_chunks::SideChunks;
 use self::slab_chain::{Position, SLAB_HEADER_BYTES, SlabChain};
 use crate::busy::BusyGuard;
 use crate::config::Config;
-use crate::config::PAGE_BYTES;
+use crate::config::MAX_ALIGN_BYTES;
 use crate::debug_mode::{DebugMode, POISON_BYTE};
 use crate::error::Failure;
 use crate::mem::bump::{GRAIN, round_to_grain};
@@ -297,8 +297,8 @@ impl Arena {
         // compile time to need less than a page decides without a load.
         let reach = fresh_slab_bytes(layout);
         layout.size() != 0
-            && (reach <= PAGE_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
-            && layout.align() <= PAGE_BYTES
+            && (reach <= MAX_ALIGN_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
+            && layout.align() <= MAX_ALIGN_BYTES
     }
 
     /// The bump fast path: `layout` carved from the current slab, or `None`
@@ -323,7 +323,7 @@ impl Arena {
     /// bytes in front of its block: a fresh slab's (see [`fresh_slab_padding`]),
     /// which the bytes in use count.
     fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), Failure> {
-        if layout.align() > PAGE_BYTES {
+        if layout.align() > MAX_ALIGN_BYTES {
             return Err(Failure::TooAligned { align: layout.align() });
         }
         // What the request takes: a block in the slabs takes whole grains
@@ -421,7 +421,7 @@ impl Arena {
         self.slabs.reserve_one().map_err(|_| AllocError)?;
         // A pool slab of any size up to the threshold in whole pages: the
         // bump uses no more of a slab than the threshold allows.
-        let largest = bytes.max(self.config.large_threshold_bytes.saturating_add(PAGE_BYTES - 1));
+        let largest = bytes.max(self.config.large_threshold_bytes.saturating_add(MAX_ALIGN_BYTES - 1));
         match pool.and_then(|pool| pool.take_slab(bytes, largest)) {
             // No counter of the arena moves: nothing to publish.
             Some(slab) => Ok(slab),
@@ -638,7 +638,7 @@ fn fresh_slab_bytes(layout: Layout) -> usize {
 /// alignments above a page are refused, as for every request.
 pub(crate) fn zero_sized(layout: Layout) -> Result<NonNull<u8>, AllocError> {
     debug_assert_eq!(layout.size(), 0, "only zero-size requests are dangling");
-    if layout.align() > PAGE_BYTES {
+    if layout.align() > MAX_ALIGN_BYTES {
         return Err(AllocError);
     }
     Ok(dangling(layout.align()))

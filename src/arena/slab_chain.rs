@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 use allocator_api2::collections::TryReserveError;
 
 use crate::mem::bump::{self, round_to_grain};
-use crate::mem::slab::{PAGE_BYTES, Slab};
+use crate::mem::slab::{MAX_ALIGN_BYTES, Slab};
 use crate::mem::system::{SystemVec, system_vec};
 
 /// The bump pointer of an empty chain: dangling, non-null and on a grain,
@@ -214,7 +214,7 @@ impl SlabChain {
         let (ptr, end, size, align) = (self.ptr.addr(), self.end, layout.size(), layout.align());
         let placed = if align <= bump::GRAIN {
             bump::bump_grains_within(ptr, end, size)?
-        } else if align <= PAGE_BYTES {
+        } else if align <= MAX_ALIGN_BYTES {
             bump::bump_aligned_within(ptr, end, size, align)?
         } else {
             return None;
@@ -385,7 +385,7 @@ impl SlabChain {
         while self.next_slab_bytes < size && self.next_slab_bytes < max_slab_bytes {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
-        bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES)
+        bump::next_slab_bytes(self.next_slab_bytes, size, 1, MAX_ALIGN_BYTES)
     }
 
     /// Makes room to record one more slab, so that
@@ -632,14 +632,14 @@ impl SlabChain {
 #[cfg(test)]
 mod tests {
     use super::{Entry, SlabList};
-    use crate::mem::slab::{PAGE_BYTES, Slab};
+    use crate::mem::slab::{MAX_ALIGN_BYTES, Slab};
 
     fn entry(pages: usize) -> Entry {
-        Entry { slab: Slab::allocate(pages * PAGE_BYTES).expect("a test slab"), entered_at: pages }
+        Entry { slab: Slab::allocate(pages * MAX_ALIGN_BYTES).expect("a test slab"), entered_at: pages }
     }
 
     fn pages(list: &SlabList) -> Vec<usize> {
-        list.iter().map(|entry| entry.slab.len() / PAGE_BYTES).collect()
+        list.iter().map(|entry| entry.slab.len() / MAX_ALIGN_BYTES).collect()
     }
 
     #[test]
@@ -674,7 +674,7 @@ mod tests {
         list.try_reserve_one().expect("the first place is inline");
         list.insert(0, entry(1));
         assert_eq!(list.rest.capacity(), 0);
-        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(PAGE_BYTES));
+        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(MAX_ALIGN_BYTES));
         assert!(list.pop_slab().is_none());
     }
 }

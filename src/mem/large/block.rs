@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 
 use memmap2::{Advice, MmapOptions, MmapRaw, UncheckedAdvice};
 
-use crate::config::PAGE_BYTES;
+use crate::config::MAX_ALIGN_BYTES;
 use crate::config::{MapOptions, ReturnMode};
 
 /// Blocks at least this large may ask for transparent huge pages.
@@ -18,14 +18,14 @@ pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// requests of similar size share cached blocks while rounding wastes at most
 /// a quarter — of address space only: pages past the request are never touched.
 pub(crate) fn size_class(bytes: usize) -> Option<usize> {
-    crate::mem::size_class::class_len(bytes, PAGE_BYTES)
+    crate::mem::size_class::class_len(bytes, MAX_ALIGN_BYTES)
 }
 
 /// The page each mapping has before its block, where the arena writes the
 /// address of the block's record when it hands the block out (see
 /// `LargeHandle::of_block`): an array then needs only the block's address to
 /// find it. A whole page, so that the block stays page-aligned.
-pub(crate) const HEADER_BYTES: usize = PAGE_BYTES;
+pub(crate) const HEADER_BYTES: usize = MAX_ALIGN_BYTES;
 
 /// A block in an anonymous, private, read-write mapping of its own, after a
 /// header page ([`HEADER_BYTES`]).
@@ -233,7 +233,7 @@ impl LargeBlock {
         // Kernels before 5.14 lack MADV_POPULATE_WRITE: touch each page. Writing
         // a zero keeps a zeroed block zeroed, and a handed-out block's contents
         // are unspecified anyway.
-        for offset in (0..self.len()).step_by(PAGE_BYTES) {
+        for offset in (0..self.len()).step_by(MAX_ALIGN_BYTES) {
             // SAFETY: `offset` is inside the block, valid for writes, and no
             // reference into the block exists (it is being handed out).
             unsafe { self.ptr.as_ptr().add(offset).write(0) };
@@ -285,8 +285,8 @@ mod tests {
         assert_eq!(size_class(usize::MAX), None);
         for bytes in [5000, 1 << 20, 3 << 20, 77_777_777] {
             let class = size_class(bytes).unwrap();
-            assert!(class >= bytes && class.is_multiple_of(PAGE_BYTES));
-            assert!(class - bytes <= bytes / 4 + PAGE_BYTES, "{bytes} -> {class}");
+            assert!(class >= bytes && class.is_multiple_of(MAX_ALIGN_BYTES));
+            assert!(class - bytes <= bytes / 4 + MAX_ALIGN_BYTES, "{bytes} -> {class}");
         }
     }
 
