@@ -171,13 +171,19 @@ impl Default for MapOptions {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnMode {
-    /// `munmap`: the mapping and its pages go back to the OS.
+    /// The mapping and its pages go back to the OS (`munmap`; Windows:
+    /// `VirtualFree(MEM_RELEASE)`).
     Unmap,
-    /// `madvise(MADV_DONTNEED)`: the pages go back at once (RSS drops), the
-    /// mapping is kept (a few per size class) and reads as zeros when reused.
+    /// The pages go back at once (RSS drops), the mapping is kept (a few per
+    /// size class) and reads as zeros when reused. Linux:
+    /// `madvise(MADV_DONTNEED)`; macOS and the BSDs, where that advice does
+    /// not zero: fresh pages mapped over the block (`mmap(MAP_FIXED)`);
+    /// Windows: the pages decommitted and committed again.
     DontNeed,
-    /// `madvise(MADV_FREE)`: the OS may take the pages back lazily, under
-    /// memory pressure; cheaper than `DontNeed`, but RSS drops only when it does.
+    /// The OS may take the pages back lazily, under memory pressure; cheaper
+    /// than `DontNeed`, but RSS drops only when it does, and a reused block
+    /// is zeroed by the arena where a zeroed one is asked for. Linux, macOS
+    /// and the BSDs: `madvise(MADV_FREE)`; Windows: `MEM_RESET`.
     Free,
 }
 
@@ -192,15 +198,23 @@ pub enum ReturnMode {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapOptions {
-    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
-    /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    /// Linux: ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of
+    /// a huge page or more (2 MiB with 4 KiB pages; 32 MiB with 16 KiB and
+    /// 512 MiB with 64 KiB pages), which start on a huge-page boundary. A
+    /// refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    /// macOS, the BSDs and Windows offer no transparent huge pages: there
+    /// it does nothing.
     pub huge_pages: bool,
-    /// Pre-fault the block (`MAP_POPULATE`, or `MADV_POPULATE_WRITE` after
-    /// the huge-page advice, so that the pages are huge ones), so first
-    /// touches do not fault.
+    /// Pre-fault the block, so first touches do not fault. Linux:
+    /// `MAP_POPULATE`, or `MADV_POPULATE_WRITE` after the huge-page advice
+    /// (so that the pages are huge ones), or a write to each page where the
+    /// kernel predates that advice; macOS, the BSDs and Windows: a write to
+    /// each page.
     pub populate: bool,
-    /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
-    /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.
+    /// Lock the pages in memory: "pinned" memory for transfers. Unix:
+    /// `mlock`; Windows: `VirtualLock`. A refusal (`RLIMIT_MEMLOCK`; on
+    /// Windows, a block larger than the process's minimum working set, see
+    /// `SetProcessWorkingSetSize`) fails the allocation with `AllocError`.
     pub lock: bool,
 }
 

@@ -92,6 +92,7 @@ mod simd;
 // `pub` items here are re-exported for the loom models (`loom_support`).
 #[cfg_attr(not(loom), allow(unreachable_pub))]
 mod stats;
+mod sys;
 mod thread;
 mod uninit;
 
