@@ -80,9 +80,10 @@ pub struct Config {
     /// Default [`ReturnMode::DontNeed`]: RSS drops at once.
     pub return_mode: ReturnMode,
     /// Requests made to the OS for every new large mapping (huge pages,
-    /// pre-faulting, locking). Default: transparent huge pages for blocks of
-    /// 2 MiB or more (as NumPy asks for its large buffers: one fault per 2 MiB
-    /// instead of 512), no pre-faulting, no locking.
+    /// pre-faulting, locking). Default: transparent huge pages (Linux) for
+    /// blocks of a huge page (2 MiB with 4 KiB pages) or more, as NumPy asks
+    /// for its large buffers (one fault per 2 MiB instead of 512); no
+    /// pre-faulting, no locking.
     pub map_options: MapOptions,
     /// Take spare slabs and large blocks from the process-wide pool before
     /// asking the OS, start the first slab at the size other threads grew to,

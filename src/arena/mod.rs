@@ -225,7 +225,7 @@ impl Arena {
     ///
     /// ```
     /// let arena = arena::Arena::with_config(arena::Config { large_threshold_bytes: 1, ..arena::Config::DEFAULT });
-    /// assert_eq!(arena.config().large_threshold_bytes, 4096); // raised to a page
+    /// assert_eq!(arena.config().large_threshold_bytes, 4096); // raised to 4 KiB
     /// ```
     pub fn config(&self) -> Config {
         self.config
