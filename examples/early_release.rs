@@ -11,9 +11,22 @@ use std::time::Instant;
 
 use allocator_api2::alloc::Allocator;
 
+/// Resident set size, from `/proc/self/statm` (Linux; 0 elsewhere).
 fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    statm.split_whitespace().nth(1).and_then(|pages| pages.parse::<usize>().ok()).unwrap_or(0) * 4096
+    statm.split_whitespace().nth(1).and_then(|pages| pages.parse::<usize>().ok()).unwrap_or(0) * page_bytes()
+}
+
+/// The OS page size, the unit of `/proc/self/statm`.
+#[cfg(unix)]
+fn page_bytes() -> usize {
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+#[cfg(not(unix))]
+fn page_bytes() -> usize {
+    4096
 }
 
 fn main() {

@@ -92,14 +92,33 @@ fn steady_state() {
     println!("  10,000 iterations: {} system allocations after the first", after - warm);
 }
 
-/// Resident set size, from `/proc/self/statm`.
+/// Resident set size, from `/proc/self/statm` (Linux; 0 elsewhere).
 fn rss_mib() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: f64 = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    pages * 4096.0 / f64::from(1 << 20)
+    pages * page_bytes() as f64 / f64::from(1 << 20)
+}
+
+/// The OS page size, the unit of `/proc/self/statm`.
+#[cfg(unix)]
+fn page_bytes() -> usize {
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+#[cfg(not(unix))]
+fn page_bytes() -> usize {
+    4096
+}
+
+/// Minor page faults of this process so far (none counted on Windows).
+#[cfg(not(unix))]
+fn minor_faults() -> u64 {
+    0
 }
 
 /// Minor page faults of this process so far.
+#[cfg(unix)]
 fn minor_faults() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` is valid for writes of one `rusage`; on failure it stays zeroed.

@@ -1,9 +1,12 @@
 //! Tuning knobs of an arena.
 
-/// The page the arena counts in: the alignment of every slab, the largest
-/// alignment the arena serves (a slab's first byte satisfies any alignment up
-/// to a page), and the unit slab sizes are rounded to.
-pub(crate) const PAGE_BYTES: usize = 4096;
+/// The largest alignment the arena serves, which is also the alignment of
+/// every slab (its first byte satisfies any alignment the arena serves) and
+/// the unit slab sizes are rounded to. Not the OS's page size: slabs come
+/// from the system allocator and never go to the OS directly, while
+/// everything the OS sees counts in its own pages, read at run time
+/// (`sys::page_bytes`).
+pub(crate) const MAX_ALIGN_BYTES: usize = 4096;
 
 /// How an arena sizes, keeps and limits its memory.
 ///
@@ -16,9 +19,10 @@ pub(crate) const PAGE_BYTES: usize = 4096;
 /// ```
 ///
 /// Values out of range are clamped rather than rejected: slab sizes are
-/// rounded up to whole 4 KiB pages, `first_slab_bytes` is at least one page
-/// and `max_slab_bytes` at least `first_slab_bytes`, and neither is larger
-/// than `large_threshold_bytes` rounded up to pages.
+/// rounded up to whole multiples of 4 KiB (the largest alignment the arena
+/// serves, whatever the OS's page size), `first_slab_bytes` is at least
+/// 4 KiB and `max_slab_bytes` at least `first_slab_bytes`, and neither is
+/// larger than `large_threshold_bytes` rounded up to 4 KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Size of the first slab. Later slabs double in size up to
@@ -27,10 +31,10 @@ pub struct Config {
     /// Cap of the geometric slab growth. A request larger than the next slab
     /// moves the sequence along to the first size that holds it, so a run of
     /// such requests shares ever larger slabs; a request larger than the cap
-    /// gets a slab of its own size and a page more (a slab's first 64 bytes
+    /// gets a slab of its own size and 4 KiB more (a slab's first 64 bytes
     /// and last 8 are never handed out, so a slab holds 72 bytes less than
     /// its size), and later slabs stay within the cap. At most the large
-    /// threshold (rounded up to pages): the bump's end stays within the
+    /// threshold (rounded up to 4 KiB): the bump's end stays within the
     /// threshold of the slab's first byte handed out, so that no bump
     /// serves a block of the threshold or more and the fast path needs no
     /// size test; a larger slab would leave its rest unused. Default 1 MiB.
@@ -54,8 +58,8 @@ pub struct Config {
     /// from it on, an own mapping lets the block go back before the scope
     /// ends, and its cost (a syscall and page faults) is paid only on a cache
     /// miss. Slabs are no larger than the threshold, so an array just below
-    /// it may leave the rest of its slab to smaller requests. Values below one
-    /// page are raised to one page.
+    /// it may leave the rest of its slab to smaller requests. Values below
+    /// 4 KiB are raised to 4 KiB.
     pub large_threshold_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse. Blocks released
     /// beyond it go back to the OS as [`return_mode`](Config::return_mode)
@@ -76,9 +80,10 @@ pub struct Config {
     /// Default [`ReturnMode::DontNeed`]: RSS drops at once.
     pub return_mode: ReturnMode,
     /// Requests made to the OS for every new large mapping (huge pages,
-    /// pre-faulting, locking). Default: transparent huge pages for blocks of
-    /// 2 MiB or more (as NumPy asks for its large buffers: one fault per 2 MiB
-    /// instead of 512), no pre-faulting, no locking.
+    /// pre-faulting, locking). Default: transparent huge pages (Linux) for
+    /// blocks of a huge page (2 MiB with 4 KiB pages) or more, as NumPy asks
+    /// for its large buffers (one fault per 2 MiB instead of 512); no
+    /// pre-faulting, no locking.
     pub map_options: MapOptions,
     /// Take spare slabs and large blocks from the process-wide pool before
     /// asking the OS, start the first slab at the size other threads grew to,
@@ -105,7 +110,8 @@ impl Config {
     /// This configuration with slab sizes and the large threshold clamped
     /// to the documented ranges.
     pub(crate) const fn normalized(self) -> Config {
-        let threshold = if self.large_threshold_bytes < PAGE_BYTES { PAGE_BYTES } else { self.large_threshold_bytes };
+        let threshold =
+            if self.large_threshold_bytes < MAX_ALIGN_BYTES { MAX_ALIGN_BYTES } else { self.large_threshold_bytes };
         let largest = round_to_pages(threshold);
         let first = min(round_to_pages(self.first_slab_bytes), largest);
         let max = min(round_to_pages(self.max_slab_bytes), largest);
@@ -128,13 +134,13 @@ const fn min(a: usize, b: usize) -> usize {
     if a < b { a } else { b }
 }
 
-/// `bytes` rounded up to whole pages, at least one page, saturating at the
-/// largest page multiple.
+/// `bytes` rounded up to whole multiples of [`MAX_ALIGN_BYTES`], at least
+/// one, saturating at the largest multiple.
 const fn round_to_pages(bytes: usize) -> usize {
-    match bytes.checked_next_multiple_of(PAGE_BYTES) {
-        Some(0) => PAGE_BYTES,
+    match bytes.checked_next_multiple_of(MAX_ALIGN_BYTES) {
+        Some(0) => MAX_ALIGN_BYTES,
         Some(rounded) => rounded,
-        None => usize::MAX & !(PAGE_BYTES - 1),
+        None => usize::MAX & !(MAX_ALIGN_BYTES - 1),
     }
 }
 
@@ -166,13 +172,19 @@ impl Default for MapOptions {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReturnMode {
-    /// `munmap`: the mapping and its pages go back to the OS.
+    /// The mapping and its pages go back to the OS (`munmap`; Windows:
+    /// `VirtualFree(MEM_RELEASE)`).
     Unmap,
-    /// `madvise(MADV_DONTNEED)`: the pages go back at once (RSS drops), the
-    /// mapping is kept (a few per size class) and reads as zeros when reused.
+    /// The pages go back at once (RSS drops), the mapping is kept (a few per
+    /// size class) and reads as zeros when reused. Linux:
+    /// `madvise(MADV_DONTNEED)`; macOS and the BSDs, where that advice does
+    /// not zero: fresh pages mapped over the block (`mmap(MAP_FIXED)`);
+    /// Windows: the pages decommitted and committed again.
     DontNeed,
-    /// `madvise(MADV_FREE)`: the OS may take the pages back lazily, under
-    /// memory pressure; cheaper than `DontNeed`, but RSS drops only when it does.
+    /// The OS may take the pages back lazily, under memory pressure; cheaper
+    /// than `DontNeed`, but RSS drops only when it does, and a reused block
+    /// is zeroed by the arena where a zeroed one is asked for. Linux, macOS
+    /// and the BSDs: `madvise(MADV_FREE)`; Windows: `MEM_RESET`.
     Free,
 }
 
@@ -187,15 +199,23 @@ pub enum ReturnMode {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapOptions {
-    /// Ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of 2 MiB
-    /// or more. A refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    /// Linux: ask for transparent huge pages (`MADV_HUGEPAGE`) on blocks of
+    /// a huge page or more (2 MiB with 4 KiB pages; 32 MiB with 16 KiB and
+    /// 512 MiB with 64 KiB pages), which start on a huge-page boundary. A
+    /// refusal is counted in [`Stats::advice_errors`](crate::Stats::advice_errors).
+    /// macOS, the BSDs and Windows offer no transparent huge pages: there
+    /// it does nothing.
     pub huge_pages: bool,
-    /// Pre-fault the block (`MAP_POPULATE`, or `MADV_POPULATE_WRITE` after
-    /// the huge-page advice, so that the pages are huge ones), so first
-    /// touches do not fault.
+    /// Pre-fault the block, so first touches do not fault. Linux:
+    /// `MAP_POPULATE`, or `MADV_POPULATE_WRITE` after the huge-page advice
+    /// (so that the pages are huge ones), or a write to each page where the
+    /// kernel predates that advice; macOS, the BSDs and Windows: a write to
+    /// each page.
     pub populate: bool,
-    /// Lock the pages in memory (`mlock`): "pinned" memory for transfers. A
-    /// refusal (e.g. `RLIMIT_MEMLOCK`) fails the allocation with `AllocError`.
+    /// Lock the pages in memory: "pinned" memory for transfers. Unix:
+    /// `mlock`; Windows: `VirtualLock`. A refusal (`RLIMIT_MEMLOCK`; on
+    /// Windows, a block larger than the process's minimum working set, see
+    /// `SetProcessWorkingSetSize`) fails the allocation with `AllocError`.
     pub lock: bool,
 }
 
@@ -206,10 +226,10 @@ mod tests {
     #[test]
     fn nonsense_slab_sizes_are_clamped() {
         let c = Config { first_slab_bytes: 0, max_slab_bytes: 10, ..Config::DEFAULT }.normalized();
-        assert_eq!(c.first_slab_bytes, PAGE_BYTES);
-        assert_eq!(c.max_slab_bytes, PAGE_BYTES);
+        assert_eq!(c.first_slab_bytes, MAX_ALIGN_BYTES);
+        assert_eq!(c.max_slab_bytes, MAX_ALIGN_BYTES);
         let c = Config { first_slab_bytes: usize::MAX, ..Config::DEFAULT }.normalized();
-        assert_eq!(c.first_slab_bytes % PAGE_BYTES, 0);
+        assert_eq!(c.first_slab_bytes % MAX_ALIGN_BYTES, 0);
         assert!(c.max_slab_bytes >= c.first_slab_bytes);
     }
 
@@ -217,19 +237,19 @@ mod tests {
     fn slabs_are_no_larger_than_the_large_threshold_in_pages() {
         let c = Config { first_slab_bytes: 8 << 20, max_slab_bytes: 16 << 20, ..Config::DEFAULT }.normalized();
         assert_eq!((c.first_slab_bytes, c.max_slab_bytes), (1 << 20, 1 << 20));
-        let c = Config { large_threshold_bytes: PAGE_BYTES + 1, ..Config::DEFAULT }.normalized();
-        assert_eq!((c.first_slab_bytes, c.max_slab_bytes), (2 * PAGE_BYTES, 2 * PAGE_BYTES));
+        let c = Config { large_threshold_bytes: MAX_ALIGN_BYTES + 1, ..Config::DEFAULT }.normalized();
+        assert_eq!((c.first_slab_bytes, c.max_slab_bytes), (2 * MAX_ALIGN_BYTES, 2 * MAX_ALIGN_BYTES));
         let c = Config { large_threshold_bytes: usize::MAX, max_slab_bytes: 1 << 30, ..Config::DEFAULT }.normalized();
         assert_eq!(c.max_slab_bytes, 1 << 30);
     }
 
     #[test]
     fn a_large_threshold_below_a_page_is_raised_to_a_page() {
-        for threshold in [0, 1, PAGE_BYTES - 1] {
+        for threshold in [0, 1, MAX_ALIGN_BYTES - 1] {
             let c = Config { large_threshold_bytes: threshold, ..Config::DEFAULT }.normalized();
-            assert_eq!(c.large_threshold_bytes, PAGE_BYTES);
+            assert_eq!(c.large_threshold_bytes, MAX_ALIGN_BYTES);
         }
-        let c = Config { large_threshold_bytes: PAGE_BYTES + 1, ..Config::DEFAULT }.normalized();
-        assert_eq!(c.large_threshold_bytes, PAGE_BYTES + 1);
+        let c = Config { large_threshold_bytes: MAX_ALIGN_BYTES + 1, ..Config::DEFAULT }.normalized();
+        assert_eq!(c.large_threshold_bytes, MAX_ALIGN_BYTES + 1);
     }
 }

@@ -91,28 +91,8 @@ fn read_env() -> DebugMode {
     })
 }
 
-/// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set, read in place.
-#[cfg(unix)]
+/// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set, read without
+/// allocating (`sys::with_env_var`).
 fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-    // SAFETY: the name is a NUL-terminated string. `getenv` returns null or
-    // a NUL-terminated string owned by the environment, read here before
-    // anything else runs; the environment changes only through
-    // `std::env::set_var`, whose contract excludes other threads reading it.
-    let value = unsafe { libc::getenv(c"ARENA_DEBUG".as_ptr()) };
-    if value.is_null() {
-        return f(None);
-    }
-    // SAFETY: `value` is a non-null NUL-terminated string (above).
-    f(Some(unsafe { std::ffi::CStr::from_ptr(value) }.to_bytes()))
-}
-
-/// Calls `f` with the bytes of `ARENA_DEBUG`, if it is set. Elsewhere than
-/// on Unix the read allocates: the thread's arena makes it on its first use,
-/// before any arena operation (`scope::register_on_first_use`), and with the
-/// thread marked busy, so that a capture leaves its memory alone.
-#[cfg(not(unix))]
-fn env_value<R>(f: impl FnOnce(Option<&[u8]>) -> R) -> R {
-    let _busy = crate::busy::BusyGuard::raise();
-    let value = std::env::var_os("ARENA_DEBUG");
-    f(value.as_ref().map(|value| value.as_encoded_bytes()))
+    crate::sys::with_env_var(c"ARENA_DEBUG", f)
 }

@@ -63,7 +63,11 @@ impl fmt::Display for FailureReason {
         match failure {
             Failure::SizeOverflow => write!(f, "the size overflows isize::MAX bytes"),
             Failure::TooAligned { align } => {
-                write!(f, "alignment {align} is larger than the {} bytes the arena supports", crate::config::PAGE_BYTES)
+                write!(
+                    f,
+                    "alignment {align} is larger than the {} bytes the arena supports",
+                    crate::config::MAX_ALIGN_BYTES
+                )
             }
             Failure::OverLimit { in_use, limit } => {
                 write!(f, "{bytes} bytes more would exceed the configured limit of {limit} bytes ({in_use} in use)")

@@ -44,8 +44,8 @@
 //! - Requests of [`Config::large_threshold_bytes`] (1 MiB) or more get their
 //!   own mapping (*large block*). Released blocks are cached by size class and
 //!   reused with no syscall and no page fault; beyond
-//!   [`Config::large_retain_bytes`] they go back to the OS (`madvise` or
-//!   `munmap`, see [`ReturnMode`]), and [`trim`] returns them all. Dropping a
+//!   [`Config::large_retain_bytes`] they go back to the OS (pages given back
+//!   or unmapped, see [`ReturnMode`]), and [`trim`] returns them all. Dropping a
 //!   large [`ScopedArray`] returns its block at once: an early free that the
 //!   borrow checker keeps safe.
 //! - Threads: each thread's arena is its own, so allocation never
@@ -105,6 +105,7 @@ mod process;
 mod scope;
 mod simd;
 mod stats;
+mod sys;
 mod thread;
 mod uninit;
 

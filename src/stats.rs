@@ -172,22 +172,23 @@ pub struct Stats {
     pub large_live_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse.
     pub large_cached_bytes: usize,
-    /// Bytes of cached large blocks whose pages were given back
-    /// (`madvise`): address space only, no memory.
+    /// Bytes of cached large blocks whose pages were given back (as
+    /// [`ReturnMode`](crate::ReturnMode) says): address space only, no memory.
     pub large_cold_bytes: usize,
     /// Large requests served from the cache (no `mmap`).
     pub large_cache_hits: u64,
     /// Large requests that needed a new mapping.
     pub large_cache_misses: u64,
-    /// `mmap` calls.
+    /// Mappings made (`mmap`; Windows: `VirtualAlloc`).
     pub mmaps: u64,
-    /// `munmap` calls.
+    /// Mappings unmapped (`munmap`; Windows: `VirtualFree`).
     pub munmaps: u64,
-    /// `madvise` calls that gave pages back.
+    /// Calls that gave a cached block's pages back, keeping its mapping
+    /// (`madvise` on Linux; see [`ReturnMode`](crate::ReturnMode) elsewhere).
     pub madvise_calls: u64,
     /// Bytes of large blocks given back to the OS (advised away or unmapped while resident).
     pub bytes_returned_to_os: u64,
-    /// OS requests refused: huge-page advice, `madvise`.
+    /// OS requests refused: huge-page advice, giving pages back.
     pub advice_errors: u64,
 }
 

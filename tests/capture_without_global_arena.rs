@@ -2,11 +2,15 @@
 //! closure just runs, no address space is reserved, and the stats say that
 //! capture is not active. Its own test binary: the global allocator is per
 //! binary, and the check reads the process's address-space size.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 fn address_space_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("read /proc/self/statm");
     let pages: usize = statm.split_whitespace().next().and_then(|v| v.parse().ok()).expect("statm field");
-    pages * 4096
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).expect("a page size");
+    pages * page
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! The binary's global allocator calls back into the crate from inside
 //! allocations made while a thread has armed it, as a global allocator that
 //! opens scopes would.
+// Linux only: it reads `/proc/self/statm` and lowers `RLIMIT_AS`.
+#![cfg(target_os = "linux")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

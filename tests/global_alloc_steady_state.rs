@@ -3,6 +3,8 @@
 //! per iteration after its first few. Counts are per thread (the global
 //! allocator's counter, the arena's own `stats`, `RUSAGE_THREAD` faults), so
 //! the tests of this binary may run in parallel.
+// Linux only: it counts faults with `RUSAGE_THREAD`.
+#![cfg(target_os = "linux")]
 
 use allocator_api2::vec::Vec as ApiVec;
 use hashbrown::HashMap;

@@ -6,6 +6,8 @@
 //! then an address two slabs share.
 //!
 //! Its own test binary: the slab source is this process's.
+// Unix only: it maps its slab source with `mmap`.
+#![cfg(unix)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -175,12 +177,19 @@ unsafe fn place_slab(layout: Layout) -> *mut u8 {
 /// pages' contents; everything else is the system allocator's.
 unsafe fn give_back_slab(ptr: *mut u8, layout: Layout) {
     if SLABS.up.holds(ptr) || SLABS.down.holds(ptr) {
+        // Whole OS pages inside the block only: with pages larger than a
+        // slab's 4 KiB, a page may hold a live neighbour too.
         #[cfg(not(miri))]
-        // SAFETY: the block is the caller's to give up; its pages read as
-        // zero afterwards, and the addresses are never handed out again.
-        unsafe {
-            libc::madvise(ptr.cast(), layout.size().next_multiple_of(PAGE), libc::MADV_DONTNEED)
-        };
+        {
+            // SAFETY: `sysconf` with a valid name has no preconditions.
+            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).expect("a page size");
+            let (start, end) = (ptr.addr().next_multiple_of(page), (ptr.addr() + layout.size()) / page * page);
+            if start < end {
+                // SAFETY: the block is the caller's to give up; its pages read
+                // as zero afterwards, and the addresses are never handed out again.
+                unsafe { libc::madvise(ptr.with_addr(start).cast(), end - start, libc::MADV_DONTNEED) };
+            }
+        }
     } else {
         // SAFETY: `ptr` came from `System` with this layout.
         unsafe { System.dealloc(ptr, layout) }

@@ -5,6 +5,8 @@
 //! binary: it reads how the process's pages are backed (`/proc/self/smaps`).
 //! Where the system gives no huge pages at all, both sides of each compare
 //! are 0.
+// Linux only: it reads `/proc/self/smaps`; transparent huge pages are Linux's.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, touch};

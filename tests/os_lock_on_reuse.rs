@@ -1,6 +1,8 @@
 //! `MapOptions::lock` holds for every large block handed out, also one
 //! reused from the thread's cache or the process-wide pool. Its own test
 //! binary: it reads the process's locked memory (`VmLck`).
+// Linux only: it reads `VmLck` in `/proc/self/status`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, locked_bytes};

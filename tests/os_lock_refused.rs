@@ -1,5 +1,7 @@
 //! A refused `mlock` ("pinned" memory) fails the allocation cleanly. Its own
 //! test binary: it lowers the process's `RLIMIT_MEMLOCK`.
+// Unix only: it lowers `RLIMIT_MEMLOCK`.
+#![cfg(unix)]
 
 #[test]
 fn refused_lock_is_an_alloc_error_and_a_clear_panic() {

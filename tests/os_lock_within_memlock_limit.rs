@@ -2,6 +2,8 @@
 //! class: without `CAP_IPC_LOCK`, a block fits an `RLIMIT_MEMLOCK` of its
 //! size (the default limit is 8 MiB, a common size for a pinned buffer).
 //! Its own test binary: it lowers the limit and drops the capability.
+// Linux only: it reads `/proc/self/status` and sets capabilities.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, locked_bytes};

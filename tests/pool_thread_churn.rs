@@ -2,6 +2,8 @@
 //! and large blocks: later threads are served from the process-wide pool, so
 //! mappings and RSS stay flat. Its own test binary: RSS and the pool are
 //! per process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes};

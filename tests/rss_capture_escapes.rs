@@ -2,6 +2,8 @@
 //! escape keeps only its own pages resident, not the dead pages of the chunk
 //! it was bumped in. Its own test binary: RSS is per process, and
 //! `GlobalArena` must be the global allocator.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes};

@@ -2,6 +2,8 @@
 //! retention budget of them resident while it runs: the idle runs beyond it
 //! give their pages back. Its own test binary: RSS is per process, and
 //! `GlobalArena` (with a 16 MiB budget) must be the global allocator.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes};

@@ -3,6 +3,8 @@
 //! class at once, so RSS inside the capture follows what is live and stays
 //! flat over 10,000 iterations. Its own test binary: RSS is per process, and
 //! `GlobalArena` must be the global allocator.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes};

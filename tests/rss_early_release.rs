@@ -2,6 +2,8 @@
 //! touched and dropped one after another; peak RSS stays near one array, not
 //! ten, because each drop returns its block before the next request. Its own
 //! test binary: RSS is per process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes, touch};

@@ -2,6 +2,8 @@
 //! temporary: after warm-up there are no page faults and no mmap, munmap or
 //! madvise calls per iteration, and RSS never exceeds one set of blocks plus
 //! the retention budget. Its own test binary: faults and RSS are per process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, minor_faults, rss_bytes};

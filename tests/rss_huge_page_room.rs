@@ -6,6 +6,8 @@
 //! collapses it later; `MADV_COLLAPSE` does here what either would, whatever
 //! the system's setting. Its own test binary: it reads which pages are
 //! resident.
+// Linux only: it reads residency with `mincore`; transparent huge pages are Linux's.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, page_bytes, touch};

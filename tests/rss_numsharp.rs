@@ -2,6 +2,8 @@
 //! touched and dropped; NumSharp still held ~519 MiB after `GC.Collect()`.
 //! Here RSS is back within 2 MiB of the baseline once the scope has exited and
 //! `trim()` ran. Its own test binary: RSS is per process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes};

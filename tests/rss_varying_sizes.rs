@@ -4,6 +4,8 @@
 //! next request when it is at most twice as large, and a new mapping first
 //! gives back the smaller resident blocks). Its own test binary: RSS is per
 //! process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use common::{MIB, rss_bytes, touch};

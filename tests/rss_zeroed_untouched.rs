@@ -3,6 +3,8 @@
 //! for `allocate_zeroed` and `grow_zeroed` (past the old contents) through
 //! the `Allocator` API. Its own test binary:
 //! RSS is per process.
+// Linux only: it reads `/proc/self/statm`.
+#![cfg(target_os = "linux")]
 
 mod common;
 use allocator_api2::alloc::{Allocator, Layout};

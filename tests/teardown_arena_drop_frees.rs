@@ -4,6 +4,8 @@
 //! allocator, so this binary counts one level below: it wraps the C
 //! allocator (`malloc` and the calls `System` makes) to count the bytes each
 //! thread holds. Its own test binary: the wrappers are this process's.
+// glibc only: it wraps glibc's `__libc_*` entry points.
+#![cfg(all(target_os = "linux", target_env = "gnu"))]
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};

@@ -7,7 +7,7 @@ use std::alloc::Layout;
 
 use super::Arena;
 use super::slab_chain::SLAB_HEADER_BYTES;
-use crate::config::PAGE_BYTES;
+use crate::config::MAX_ALIGN_BYTES;
 use crate::error::Failure;
 use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::mem::held::ProcessRefusal;
@@ -31,8 +31,8 @@ impl Arena {
         // compile time to need less than a page decides without a load.
         let reach = fresh_slab_bytes(layout);
         layout.size() != 0
-            && (reach <= PAGE_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
-            && layout.align() <= PAGE_BYTES
+            && (reach <= MAX_ALIGN_BYTES - GRAIN || reach <= (self.config.large_threshold_bytes - 1) & !(GRAIN - 1))
+            && layout.align() <= MAX_ALIGN_BYTES
     }
 
     /// The one admission rule of every allocation path: the alignment is at
@@ -46,7 +46,7 @@ impl Arena {
     /// bytes in front of its block: a fresh slab's (see [`fresh_slab_padding`]),
     /// which the bytes in use count.
     fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), Failure> {
-        if layout.align() > PAGE_BYTES {
+        if layout.align() > MAX_ALIGN_BYTES {
             return Err(Failure::TooAligned { align: layout.align() });
         }
         // What the request takes: a block in the slabs takes whole grains

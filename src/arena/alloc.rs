@@ -12,7 +12,7 @@ use super::admission::fresh_slab_bytes;
 use super::slab_chain::SLAB_HEADER_BYTES;
 use super::{Arena, LargeOwner, dangling, zero_sized};
 use crate::busy::BusyGuard;
-use crate::config::PAGE_BYTES;
+use crate::config::MAX_ALIGN_BYTES;
 use crate::debug_mode::DebugMode;
 
 impl Arena {
@@ -131,7 +131,7 @@ impl Arena {
         self.slabs.reserve_one().map_err(|_| AllocError)?;
         // A pool slab of any size up to the threshold in whole pages: the
         // bump uses no more of a slab than the threshold allows.
-        let largest = bytes.max(self.config.large_threshold_bytes.saturating_add(PAGE_BYTES - 1));
+        let largest = bytes.max(self.config.large_threshold_bytes.saturating_add(MAX_ALIGN_BYTES - 1));
         match pool.and_then(|pool| pool.take_slab(bytes, largest)) {
             // No counter of the arena moves: nothing to publish.
             Some(slab) => Ok(slab),

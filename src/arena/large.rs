@@ -15,7 +15,7 @@ use allocator_api2::alloc::AllocError;
 use super::{Arena, DebugMode, poison};
 use crate::busy::{BusyGuard, thread_id};
 use crate::config::Config;
-use crate::mem::large::{HEADER_BYTES, LargeBlock, LargeBlockCache, MapError, size_class};
+use crate::mem::large::{LargeBlock, LargeBlockCache, MapError, RECORD_SLOT_BACK, size_class};
 use crate::mem::system::{SystemVec, system_vec};
 use crate::process::pool::SlabPool;
 use crate::process::sync::ReleaseFlag;
@@ -71,10 +71,11 @@ impl LargeHandle {
     /// not released yet, with the provenance of its mapping.
     #[inline(always)]
     pub(crate) unsafe fn of_block(block: NonNull<u8>) -> LargeHandle {
-        // SAFETY: a live block's mapping has its header right before it, in
-        // bounds, page-aligned, holding the record's address since `insert`
-        // (written before the block was handed out, never while it is live).
-        LargeHandle(unsafe { block.as_ptr().sub(HEADER_BYTES).cast::<NonNull<LargeRecord>>().read() })
+        // SAFETY: a live block's mapping has its header page right before it,
+        // in bounds; its last word, aligned (the block is page-aligned), holds
+        // the record's address since `insert` (written before the block was
+        // handed out, never while it is live).
+        LargeHandle(unsafe { block.as_ptr().sub(RECORD_SLOT_BACK).cast::<NonNull<LargeRecord>>().read() })
     }
 
     /// Releases the block: the array holding the handle is being dropped.
@@ -322,10 +323,10 @@ impl LargeBlocks {
                 released: ReleaseFlag::new(),
             };
         }
-        // SAFETY: the header is the page before the block, in its mapping,
-        // page-aligned, and read only through handles to this record, which
-        // exist from here on.
-        unsafe { ptr.as_ptr().sub(HEADER_BYTES).cast::<NonNull<LargeRecord>>().write(record) };
+        // SAFETY: the slot is the last word of the header page before the
+        // block, in its mapping, aligned (the block is page-aligned), and read
+        // only through handles to this record, which exist from here on.
+        unsafe { ptr.as_ptr().sub(RECORD_SLOT_BACK).cast::<NonNull<LargeRecord>>().write(record) };
         self.live.push(record);
         self.serial += 1;
         LargeAllocation { ptr, handle: LargeHandle(record) }

@@ -38,7 +38,7 @@ use self::large::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::SlabChain;
 use crate::busy::BusyGuard;
-use crate::config::{Config, PAGE_BYTES};
+use crate::config::{Config, MAX_ALIGN_BYTES};
 use crate::debug_mode::DebugMode;
 use crate::process::pool::{self, Shared};
 use crate::stats::{Counters, SystemCalls};
@@ -183,7 +183,7 @@ impl Arena {
     ///
     /// ```
     /// let arena = arena::Arena::with_config(arena::Config { large_threshold_bytes: 1, ..arena::Config::DEFAULT });
-    /// assert_eq!(arena.config().large_threshold_bytes, 4096); // raised to a page
+    /// assert_eq!(arena.config().large_threshold_bytes, 4096); // raised to 4 KiB
     /// ```
     pub fn config(&self) -> Config {
         self.config
@@ -279,7 +279,7 @@ impl Arena {
 /// alignments above a page are refused, as for every request.
 pub(crate) fn zero_sized(layout: Layout) -> Result<NonNull<u8>, AllocError> {
     debug_assert_eq!(layout.size(), 0, "only zero-size requests are dangling");
-    if layout.align() > PAGE_BYTES {
+    if layout.align() > MAX_ALIGN_BYTES {
         return Err(AllocError);
     }
     Ok(dangling(layout.align()))

@@ -10,7 +10,7 @@ use allocator_api2::collections::TryReserveError;
 
 use super::slab_list::{Entry, SlabList};
 use crate::mem::bump::{self, round_to_grain};
-use crate::mem::slab::{PAGE_BYTES, Slab};
+use crate::mem::slab::{MAX_ALIGN_BYTES, Slab};
 
 /// The bump pointer of an empty chain: dangling, non-null and on a grain,
 /// at `EMPTY_END` (no room, so the first request takes the slow path).
@@ -120,7 +120,7 @@ impl SlabChain {
         let (ptr, end, size, align) = (self.ptr.addr(), self.end, layout.size(), layout.align());
         let placed = if align <= bump::GRAIN {
             bump::bump_grains_within(ptr, end, size)?
-        } else if align <= PAGE_BYTES {
+        } else if align <= MAX_ALIGN_BYTES {
             bump::bump_aligned_within(ptr, end, size, align)?
         } else {
             return None;
@@ -291,7 +291,7 @@ impl SlabChain {
         while self.next_slab_bytes < size && self.next_slab_bytes < max_slab_bytes {
             self.next_slab_bytes = bump::grow_geometric(self.next_slab_bytes, max_slab_bytes);
         }
-        bump::next_slab_bytes(self.next_slab_bytes, size, 1, PAGE_BYTES)
+        bump::next_slab_bytes(self.next_slab_bytes, size, 1, MAX_ALIGN_BYTES)
     }
 
     /// Makes room to record one more slab, so that

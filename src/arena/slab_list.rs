@@ -129,14 +129,14 @@ impl SlabList {
 #[cfg(test)]
 mod tests {
     use super::{Entry, SlabList};
-    use crate::mem::slab::{PAGE_BYTES, Slab};
+    use crate::mem::slab::{MAX_ALIGN_BYTES, Slab};
 
     fn entry(pages: usize) -> Entry {
-        Entry { slab: Slab::allocate(pages * PAGE_BYTES).expect("a test slab"), entered_at: pages }
+        Entry { slab: Slab::allocate(pages * MAX_ALIGN_BYTES).expect("a test slab"), entered_at: pages }
     }
 
     fn pages(list: &SlabList) -> Vec<usize> {
-        list.iter().map(|entry| entry.slab.len() / PAGE_BYTES).collect()
+        list.iter().map(|entry| entry.slab.len() / MAX_ALIGN_BYTES).collect()
     }
 
     #[test]
@@ -171,7 +171,7 @@ mod tests {
         list.try_reserve_one().expect("the first place is inline");
         list.insert(0, entry(1));
         assert_eq!(list.rest.capacity(), 0);
-        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(PAGE_BYTES));
+        assert_eq!(list.pop_slab().map(|slab| slab.len()), Some(MAX_ALIGN_BYTES));
         assert!(list.pop_slab().is_none());
     }
 }

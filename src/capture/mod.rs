@@ -69,7 +69,9 @@ mod global {
     ///   of its own, reused by the next request of its size class with its
     ///   pages resident: no syscall, no page fault. Idle runs beyond
     ///   [`with_retain_bytes`](GlobalArena::with_retain_bytes) (64 MiB by
-    ///   default) give their pages back with `madvise(MADV_DONTNEED)`;
+    ///   default) give their pages back to the OS (`madvise(MADV_DONTNEED)`
+    ///   on Linux; `MADV_FREE_REUSABLE` on macOS, `MADV_FREE` on the BSDs,
+    ///   `MEM_RESET` on Windows, whose pages go once the OS wants them);
     ///   [`trim_capture`] gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the region (up to

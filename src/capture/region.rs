@@ -11,28 +11,35 @@
 //! zero. Runs keep their length for ever (no splitting, no merging), and the
 //! cache keeps them by size class: a freed run serves the next request of its
 //! class with its pages still resident, up to the retention budget; beyond it
-//! its pages go back to the OS with `madvise(MADV_DONTNEED)`.
+//! its pages go back to the OS ([`Discard::Reusable`]).
+//!
+//! Live allocations are counted per 4 KiB of a chunk ([`COUNTED_PAGE_BYTES`],
+//! the smallest page size), whatever the OS's page size: the count stays a
+//! shift on the allocation path. What goes back to the OS is whole OS pages
+//! ([`sys::page_bytes`], read at run time) in which every counted page is
+//! dead: a discard shrinks a dead range inward to OS pages, and a search for
+//! dead pages around a free widens to the OS pages it touches.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
-use memmap2::{MmapOptions, MmapRaw, UncheckedAdvice};
-
 use super::bounds::RegionBounds;
 use super::live_count::LiveCount;
 use crate::mem::size_class;
+use crate::sys::{self, Commit, Discard, Mapping};
 
 /// log2 of [`CHUNK_BYTES`].
 pub(crate) const CHUNK_SHIFT: u32 = 18;
 /// The unit the region is cut into: 256 KiB.
 pub(crate) const CHUNK_BYTES: usize = 1 << CHUNK_SHIFT;
-/// log2 of [`PAGE_BYTES`].
-pub(crate) const PAGE_SHIFT: u32 = 12;
-/// The unit in which a chunk's live allocations are counted.
-pub(crate) const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
-/// Pages of a chunk.
-pub(crate) const CHUNK_PAGES: usize = CHUNK_BYTES >> PAGE_SHIFT;
+/// log2 of [`COUNTED_PAGE_BYTES`].
+pub(crate) const COUNTED_PAGE_SHIFT: u32 = 12;
+/// The unit in which a chunk's live allocations are counted: 4 KiB, the
+/// smallest OS page, so an OS page is one or more counted pages.
+pub(crate) const COUNTED_PAGE_BYTES: usize = 1 << COUNTED_PAGE_SHIFT;
+/// Counted pages of a chunk.
+pub(crate) const CHUNK_PAGES: usize = CHUNK_BYTES >> COUNTED_PAGE_SHIFT;
 /// "No run": the end of every intrusive list below.
 pub(crate) const NO_RUN: u32 = u32::MAX;
 /// The region first asked for; halved on refusal down to
@@ -114,7 +121,7 @@ pub(crate) struct RunRecord {
 /// touches (a zero-sized one at a page's start touches none).
 #[inline(always)]
 pub(crate) fn page_span(offset: usize, size: usize) -> (usize, usize) {
-    (offset >> PAGE_SHIFT, (offset + size + PAGE_BYTES - 1) >> PAGE_SHIFT)
+    (offset >> COUNTED_PAGE_SHIFT, (offset + size + COUNTED_PAGE_BYTES - 1) >> COUNTED_PAGE_SHIFT)
 }
 
 /// The live allocations on each page of a bump chunk, as a difference array:
@@ -125,7 +132,7 @@ pub(crate) fn page_span(offset: usize, size: usize) -> (usize, usize) {
 /// The owner adds its own allocations and frees in plain cells and flushes
 /// them here ([`flush`](Self::flush)); other threads remove theirs with
 /// [`remove`](Self::remove), which writes the decrement at `first` last,
-/// with `Release`. The owner reads with [`dead_pages`](Self::dead_pages) in
+/// with `Release`. Readers ([`dead_pages_in`](Self::dead_pages_in)) read in
 /// index order with `Acquire`: a half-seen removal then only over-counts,
 /// so a page read as dead holds nothing live.
 #[derive(Debug)]
@@ -159,13 +166,9 @@ impl PageCounts {
         }
     }
 
-    /// The maximal ranges `[first, after)` of pages with nothing live on
-    /// them, as far as the caller can tell (it never misses a live one).
-    pub(crate) fn dead_pages(&self, each: impl FnMut(usize, usize)) {
-        self.dead_pages_in((0, CHUNK_PAGES), each);
-    }
-
-    /// Like [`dead_pages`](Self::dead_pages), within the pages `[from, to)`.
+    /// The maximal ranges `[first, after)` of counted pages with nothing
+    /// live on them within the pages `[from, to)`, as far as the caller can
+    /// tell (it never misses a live one).
     pub(crate) fn dead_pages_in(&self, (from, to): (usize, usize), mut each: impl FnMut(usize, usize)) {
         let mut count = 0u32;
         let mut dead_from = None;
@@ -213,20 +216,22 @@ struct RunCache {
 /// The reservation and its records.
 ///
 /// Invariants: `start` is `memory`'s first multiple of the region's size
-/// (`chunks` chunks), `lead` bytes into it, with the region's bytes after it
-/// in `memory`; `records` is the first byte of `record_memory`, which holds one zero-initialised [`RunRecord`] per
-/// chunk. Both mappings live as long as the process (the region is in a
+/// (`chunks` chunks), `lead` bytes into it (whole OS pages), with the
+/// region's bytes after it in `memory`; every run cut from the region
+/// (chunks below the cache's `fresh`) is committed; `records` is the first
+/// byte of `record_memory`, which holds one zero-initialised [`RunRecord`]
+/// per chunk. Both mappings live as long as the process (the region is in a
 /// `static` and never dropped).
 #[derive(Debug)]
 pub(crate) struct Region {
-    /// A raw mapping, never viewed as a slice: a `&[u8]` over the region
-    /// would assert that no captured byte changes while it lives (and under
-    /// Stacked Borrows read them all, ending the unique borrows of captured
-    /// allocations that their owners still use).
-    memory: MmapRaw,
+    /// Reached through raw pointers only, never viewed as a slice: a `&[u8]`
+    /// over the region would assert that no captured byte changes while it
+    /// lives (and under Stacked Borrows read them all, ending the unique
+    /// borrows of captured allocations that their owners still use).
+    memory: Mapping,
     lead: usize,
     start: NonNull<u8>,
-    _record_memory: MmapRaw,
+    _record_memory: Mapping,
     records: NonNull<RunRecord>,
     chunks: u32,
     cache: Mutex<RunCache>,
@@ -257,29 +262,27 @@ impl Region {
         // Miri maps only `MAP_PRIVATE | MAP_ANONYMOUS` and allocates every
         // byte it maps: there, the smallest region, with swap reserved.
         let mut bytes = if cfg!(miri) { MIN_REGION_BYTES } else { MAX_REGION_BYTES };
+        let commit = if cfg!(miri) { Commit::Lazily } else { Commit::Reserved };
         let memory = loop {
-            let mut options = MmapOptions::new();
-            options.len(2 * bytes);
-            if !cfg!(miri) {
-                options.no_reserve_swap();
-            }
-            match options.map_anon() {
-                Ok(map) => break MmapRaw::from(map),
+            match Mapping::new(2 * bytes, commit) {
+                Ok(map) => break map,
                 Err(_) if bytes > MIN_REGION_BYTES => bytes /= 2,
                 Err(_) => return None,
             }
         };
-        // The mapping is page aligned, so the first multiple of `bytes` in
-        // it leaves at least `bytes` of it after it.
-        let lead = memory.as_ptr().addr().next_multiple_of(bytes) - memory.as_ptr().addr();
+        // The mapping starts on a page boundary, so the first multiple of
+        // `bytes` in it is whole pages in and leaves at least `bytes` of it
+        // after it.
+        let lead = memory.ptr().as_ptr().addr().next_multiple_of(bytes) - memory.ptr().as_ptr().addr();
         let chunks = bytes >> CHUNK_SHIFT;
-        // With swap reserved (unlike the region): a mapping of other flags,
-        // so the kernel never merges the two and the region's resident
-        // pages can be read apart (`/proc/self/smaps`) from the records'.
-        let record_memory = MmapRaw::from(MmapOptions::new().len(chunks * size_of::<RunRecord>()).map_anon().ok()?);
+        // Usable at once (unlike the region's pages on Windows), and with
+        // swap reserved: a mapping of other flags, so the kernel never merges
+        // the two and the region's resident pages can be read apart
+        // (`/proc/self/smaps`) from the records'.
+        let record_memory = Mapping::new(chunks * size_of::<RunRecord>(), Commit::Lazily).ok()?;
         // SAFETY: `lead + bytes` is within the mapping (see above).
-        let start = NonNull::new(unsafe { memory.as_mut_ptr().add(lead) })?;
-        let records = NonNull::new(record_memory.as_mut_ptr())?.cast::<RunRecord>();
+        let start = unsafe { memory.ptr().add(lead) };
+        let records = record_memory.ptr().cast::<RunRecord>();
         let region = Region {
             memory,
             lead,
@@ -345,6 +348,9 @@ impl Region {
         }
         let first = cache.fresh;
         let end = (first as usize).checked_add(class_chunks).filter(|&end| end <= self.chunks as usize)?;
+        // Usable from here on (on Windows the region is only reserved until
+        // then; a refusal, at the commit limit, leaves the chunks fresh).
+        self.memory.commit(self.lead + ((first as usize) << CHUNK_SHIFT), class_chunks << CHUNK_SHIFT).ok()?;
         cache.fresh = end as u32;
         self.record(first).chunks.store(class_chunks as u32, Ordering::Relaxed);
         Some(first)
@@ -403,20 +409,41 @@ impl Region {
         self.cache().warm_bytes
     }
 
-    /// Discards the pages of `[offset, offset + bytes)` of the run that
-    /// starts at chunk `run`, shrunk inward to whole pages of the system.
+    /// Gives back the OS pages around the counted pages `[first, after)` of
+    /// the bump chunk `chunk` in which nothing is live: the span widened to
+    /// the OS pages it touches (so that an OS page larger than a counted
+    /// page goes back once all of it is dead), each dead range in it shrunk
+    /// inward to whole OS pages.
     ///
-    /// The caller holds the run and guarantees that nothing live lies in the
-    /// range and that nothing will be allocated in it while this runs.
+    /// The caller guarantees what [`give_back_range`](Self::give_back_range)
+    /// asks for each dead range: nothing will be allocated in it while this
+    /// runs (the run is held, or quarantined with a live allocation that
+    /// keeps it from reuse).
+    pub(crate) fn give_back_dead_pages(&self, chunk: u32, (first, after): (usize, usize)) {
+        let per_os_page = (sys::page_bytes() >> COUNTED_PAGE_SHIFT).clamp(1, CHUNK_PAGES);
+        let widened = (first / per_os_page * per_os_page, after.next_multiple_of(per_os_page).min(CHUNK_PAGES));
+        self.record(chunk).pages.dead_pages_in(widened, |first, after| {
+            self.give_back_range(chunk, first << COUNTED_PAGE_SHIFT, (after - first) << COUNTED_PAGE_SHIFT);
+        });
+    }
+
+    /// Discards the pages of `[offset, offset + bytes)` of the run that
+    /// starts at chunk `run`, shrunk inward to whole OS pages: a page that
+    /// holds a byte outside the range keeps all of it (a failure leaves
+    /// pages resident, which costs memory, not correctness).
+    ///
+    /// The caller guarantees that nothing live lies in the range and that
+    /// nothing will be allocated in it while this runs.
     pub(crate) fn give_back_range(&self, run: u32, offset: usize, bytes: usize) {
-        let page = system_page_bytes();
+        let page = sys::page_bytes();
         let start = self.lead + ((run as usize) << CHUNK_SHIFT) + offset;
         let (first, end) = (start.next_multiple_of(page), (start + bytes) / page * page);
         if first < end {
             // SAFETY: the range is dead (the caller's guarantee) and lies
-            // inside the mapping; whole system pages, so no live byte beside
-            // it is discarded.
-            let _ = unsafe { self.memory.unchecked_advise_range(UncheckedAdvice::DontNeed, first, end - first) };
+            // inside the mapping; whole OS pages inside it, so no live byte
+            // beside it is discarded. `Reusable` leaves the pages usable for
+            // the allocations that later take them.
+            let _ = unsafe { self.memory.discard(first, end - first, Discard::Reusable) };
         }
     }
 
@@ -426,32 +453,10 @@ impl Region {
     /// The caller guarantees that the run is idle and that no other thread
     /// can take it (it is in the cache under its lock, or held and idle).
     pub(crate) fn give_back(&self, run: u32, bytes: usize) {
-        // SAFETY: the run is idle (the caller's guarantee), so no reference
-        // into it exists and nothing observes its discarded contents; the
-        // range lies inside the mapping.
-        let _ = unsafe {
-            self.memory.unchecked_advise_range(
-                UncheckedAdvice::DontNeed,
-                self.lead + ((run as usize) << CHUNK_SHIFT),
-                bytes,
-            )
-        };
-    }
-}
-
-/// The system's page size (at least [`PAGE_BYTES`] in practice; read once).
-fn system_page_bytes() -> usize {
-    static PAGE: AtomicUsize = AtomicUsize::new(0);
-    match PAGE.load(Ordering::Relaxed) {
-        0 => {
-            // SAFETY: `sysconf` with a valid name has no preconditions.
-            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
-            // Unknown: a chunk, so that nothing smaller is ever discarded.
-            let page = if page.is_power_of_two() { page } else { CHUNK_BYTES };
-            PAGE.store(page, Ordering::Relaxed);
-            page
-        }
-        page => page,
+        // The run is whole chunks, whole OS pages on every supported target;
+        // a page larger than a chunk shares bytes with the runs beside it,
+        // and keeps them.
+        self.give_back_range(run, 0, bytes);
     }
 }
 
@@ -472,7 +477,7 @@ pub(crate) fn quarantined_runs() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::run_class;
+    use super::*;
 
     #[test]
     fn run_classes_are_exact_to_eight_chunks_then_quarter_steps() {
@@ -495,5 +500,56 @@ mod tests {
             last = Some((class, class_chunks));
         }
         assert!(last.is_some_and(|(class, _)| class > 12), "the loop reached the quarter-step classes");
+    }
+
+    /// Dead pages go back in whole OS pages, whatever the OS's page size:
+    /// an OS page with a live counted page in it keeps every byte, and one
+    /// with none goes back, also when a free in its middle finds it dead.
+    #[cfg_attr(miri, ignore = "Miri has no madvise")]
+    #[test]
+    fn dead_pages_go_back_in_whole_os_pages_without_a_live_byte() {
+        let per = (sys::page_bytes() / COUNTED_PAGE_BYTES).max(1);
+        if 4 * per > CHUNK_PAGES {
+            return; // OS pages of more than a quarter chunk: none to tell apart
+        }
+        let os_page = per * COUNTED_PAGE_BYTES;
+        let region = Region::get_or_reserve().expect("a capture region");
+        let (class, class_chunks) = run_class(1).unwrap();
+        let run = region.take_run(class, class_chunks).expect("a fresh run");
+        let record = region.record(run);
+        let bytes = region.chunk_start(run).as_ptr();
+        // Live: a counted page in the middle of OS page 0, the last of OS page 2.
+        let live = [(per / 2, per / 2 + 1), (3 * per - 1, 3 * per)];
+        let counts: Vec<std::cell::Cell<u32>> = (0..=CHUNK_PAGES).map(|_| std::cell::Cell::new(0)).collect();
+        for (first, after) in live {
+            counts[first].set(counts[first].get().wrapping_add(1));
+            counts[after].set(counts[after].get().wrapping_sub(1));
+        }
+        record.pages.flush(&counts);
+        let os_page_bytes = |index: usize| {
+            // SAFETY: OS page `index` of the chunk is inside the run, which
+            // this test alone uses; no reference into it outlives the read.
+            unsafe { std::slice::from_raw_parts(bytes.add(index * os_page), os_page) }.to_vec()
+        };
+        // SAFETY: the run is this test's; its bytes are written only here.
+        unsafe { bytes.write_bytes(0xAB, CHUNK_BYTES) };
+        region.give_back_dead_pages(run, (0, CHUNK_PAGES));
+        for index in 0..CHUNK_BYTES / os_page {
+            let page = os_page_bytes(index);
+            if index == 0 || index == 2 {
+                assert!(page.iter().all(|&b| b == 0xAB), "OS page {index} holds a live byte and keeps them all");
+            } else if cfg!(target_os = "linux") {
+                assert!(page.iter().all(|&b| b == 0), "OS page {index} is dead and goes back");
+            }
+        }
+        // A free in the middle of dead OS page 1 gives all of it back.
+        // SAFETY: as above.
+        unsafe { bytes.add(os_page).write_bytes(0xAB, os_page) };
+        region.give_back_dead_pages(run, (per + per / 2, per + per / 2 + 1));
+        if cfg!(target_os = "linux") {
+            assert!(os_page_bytes(1).iter().all(|&b| b == 0), "the OS page around the free goes back");
+        }
+        assert!(os_page_bytes(0).iter().chain(&os_page_bytes(2)).all(|&b| b == 0xAB));
+        // The run stays out of use: its counts are this test's.
     }
 }

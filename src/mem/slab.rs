@@ -4,7 +4,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
-pub(crate) use crate::config::PAGE_BYTES;
+pub(crate) use crate::config::MAX_ALIGN_BYTES;
 
 /// Where slabs come from instead of [`System`], if a test set it
 /// ([`__set_slab_source`]). Read only when a slab is made or freed.
@@ -37,9 +37,9 @@ pub unsafe fn __set_slab_source(alloc: unsafe fn(Layout) -> *mut u8, dealloc: un
 /// One region obtained from the system allocator (or the test's
 /// [`__set_slab_source`]) and returned to it on drop.
 ///
-/// Invariants: `start` is aligned to [`PAGE_BYTES`] and valid for reads and
+/// Invariants: `start` is aligned to [`MAX_ALIGN_BYTES`] and valid for reads and
 /// writes of `len` bytes for as long as the `Slab` exists; `len` is a
-/// non-zero multiple of [`PAGE_BYTES`]. The bytes are not initialized.
+/// non-zero multiple of [`MAX_ALIGN_BYTES`]. The bytes are not initialized.
 pub(crate) struct Slab {
     start: NonNull<u8>,
     len: usize,
@@ -54,11 +54,11 @@ impl Slab {
     /// `None` if `len` is zero, too large for a `Layout`, over the process
     /// limit, or refused.
     pub(crate) fn allocate(len: usize) -> Option<Slab> {
-        let len = crate::mem::bump::align_up(len, PAGE_BYTES)?;
+        let len = crate::mem::bump::align_up(len, MAX_ALIGN_BYTES)?;
         if len == 0 {
             return None;
         }
-        let layout = Layout::from_size_align(len, PAGE_BYTES).ok()?;
+        let layout = Layout::from_size_align(len, MAX_ALIGN_BYTES).ok()?;
         crate::mem::held::acquire(len).ok()?;
         let start = match SLAB_SOURCE.get() {
             // SAFETY: `layout` has a non-zero size (checked above); the source
@@ -101,7 +101,7 @@ impl Drop for Slab {
     fn drop(&mut self) {
         // SAFETY: `len` is a non-zero multiple of the page size, a power of two
         // (the invariants of `Slab`).
-        let layout = unsafe { Layout::from_size_align_unchecked(self.len, PAGE_BYTES) };
+        let layout = unsafe { Layout::from_size_align_unchecked(self.len, MAX_ALIGN_BYTES) };
         match SLAB_SOURCE.get() {
             // SAFETY: `start` came from the source with exactly this layout: the
             // source was set before any slab was made (`__set_slab_source`'s
@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn slab_is_page_aligned_and_rounded_to_pages() {
         let slab = Slab::allocate(5000).expect("5000 bytes");
-        assert_eq!(slab.start_addr() % PAGE_BYTES, 0);
+        assert_eq!(slab.start_addr() % MAX_ALIGN_BYTES, 0);
         assert_eq!(slab.len(), 8192);
         assert_eq!(slab.end_addr() - slab.start_addr(), 8192);
     }

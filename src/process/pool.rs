@@ -360,18 +360,18 @@ pub fn trim_pool() {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::config::PAGE_BYTES;
+    use crate::config::MAX_ALIGN_BYTES;
 
     fn pool_of(pages: &[usize]) -> SlabPool {
         let pool = SlabPool::new(DEFAULT_POOL_BUDGET_BYTES);
         for &n in pages {
-            assert!(pool.give_slab(Slab::allocate(n * PAGE_BYTES).expect("a test slab")).is_none());
+            assert!(pool.give_slab(Slab::allocate(n * MAX_ALIGN_BYTES).expect("a test slab")).is_none());
         }
         pool
     }
 
     fn take_pages(pool: &SlabPool, pages: usize) -> Option<usize> {
-        pool.take_slab(pages * PAGE_BYTES, usize::MAX).map(|slab| slab.len() / PAGE_BYTES)
+        pool.take_slab(pages * MAX_ALIGN_BYTES, usize::MAX).map(|slab| slab.len() / MAX_ALIGN_BYTES)
     }
 
     #[test]

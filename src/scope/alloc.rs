@@ -11,7 +11,7 @@ use allocator_api2::alloc::AllocError;
 use super::Scope;
 use crate::arena::{Arena, LargeHandle, LargeOwner};
 use crate::busy::BusyGuard;
-use crate::config::PAGE_BYTES;
+use crate::config::MAX_ALIGN_BYTES;
 use crate::error::Failure;
 use crate::thread::state::{is_thread_arena_with, thread_flags};
 
@@ -164,7 +164,7 @@ impl<'s> Scope<'s> {
 /// address's own low bits.
 #[inline(always)]
 fn is_aligned_to(ptr: NonNull<u8>, layout: Layout) -> bool {
-    (ptr.as_ptr().addr() | PAGE_BYTES) & (layout.align() - 1) == 0
+    (ptr.as_ptr().addr() | MAX_ALIGN_BYTES) & (layout.align() - 1) == 0
 }
 
 /// Whether the block at `ptr`, allocated with `old`, may become a block of

@@ -33,7 +33,7 @@ impl Drop for ThreadTeardown {
 
 /// Drops this thread's arena and puts a new one in its place, unless that
 /// has happened: at thread exit, from `TEARDOWN`'s destructor or from the
-/// thread-specific key's (`key_teardown`), whichever runs first.
+/// thread-exit hook's (`arm_key_teardown`), whichever runs first.
 fn tear_down_thread_arena() {
     if thread_flags() & thread_flags::ARENA_GONE != 0 {
         return;
@@ -63,55 +63,16 @@ pub(crate) unsafe fn renew_thread_arena(arena: NonNull<Arena>) {
     }
 }
 
-/// The second way the thread's arena is torn down at thread exit: a
-/// thread-specific key (`pthread_key_create`) whose destructor does it. Key
-/// destructors run after every thread-local destructor, and a key set during
-/// them gets another round; a thread-local destructor registered then (a
-/// first use of the arena in a key destructor: a C library's, or std's own,
-/// which frees the thread's handle there) never runs.
-#[cfg(unix)]
-mod key_teardown {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// The process's key plus one; zero until it is made.
-    static KEY: AtomicUsize = AtomicUsize::new(0);
-
-    /// Makes the key's destructor tear down this thread's arena at its exit
-    /// (if `TEARDOWN`'s has not). Calls the C library only, never the
-    /// global allocator.
-    pub(super) fn arm() {
-        if let Some(key) = key() {
-            // SAFETY: `key` is a key of this process; a non-null value makes
-            // its destructor run at this thread's exit, and is never read.
-            unsafe { libc::pthread_setspecific(key, std::ptr::dangling::<u8>().cast()) };
-        }
-    }
-
-    /// The key, made on first use; `None` if the system has no key left.
-    fn key() -> Option<libc::pthread_key_t> {
-        let made = KEY.load(Ordering::Acquire);
-        if made != 0 {
-            return Some((made - 1) as libc::pthread_key_t);
-        }
-        let mut key: libc::pthread_key_t = 0;
-        // SAFETY: `key` is valid for a write; `run` does not unwind.
-        if unsafe { libc::pthread_key_create(&raw mut key, Some(run)) } != 0 {
-            return None;
-        }
-        match KEY.compare_exchange(0, key as usize + 1, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => Some(key),
-            Err(made) => {
-                // Another thread made one first: that one serves.
-                // SAFETY: `key` was made above and is used by nothing.
-                unsafe { libc::pthread_key_delete(key) };
-                Some((made - 1) as libc::pthread_key_t)
-            }
-        }
-    }
-
-    unsafe extern "C" fn run(_: *mut libc::c_void) {
-        super::tear_down_thread_arena();
-    }
+/// The second way the thread's arena is torn down at thread exit, where the
+/// platform has one (`sys::run_at_thread_exit`: a thread-specific key on
+/// Unix). Key destructors run after every thread-local destructor, and a key
+/// set during them gets another round; a thread-local destructor registered
+/// then (a first use of the arena in a key destructor: a C library's, or
+/// std's own, which frees the thread's handle there) never runs. On Windows
+/// std runs the thread-local destructors registered while they run, and
+/// nothing else is registered.
+fn arm_key_teardown() {
+    crate::sys::run_at_thread_exit(tear_down_thread_arena);
 }
 
 /// This thread's arena, or `None` if its state cannot be read or changed
@@ -148,7 +109,7 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 /// A thread already tearing down its thread-locals cannot register a
 /// destructor: its arena is then treated as one after teardown. One past
 /// its thread-local destructors (in a key destructor) registers one that
-/// never runs: the key's destructor (`key_teardown`) tears the arena down.
+/// never runs: the key's destructor (`arm_key_teardown`) tears the arena down.
 #[cold]
 #[inline(never)]
 pub(crate) fn register_on_first_use() {
@@ -162,12 +123,11 @@ pub(crate) fn register_on_first_use() {
     set_thread_flag(thread_flags::ARENA_UNREGISTERED, false);
     let _busy = BusyGuard::raise();
     let registered = TEARDOWN.try_with(|_| ()).is_ok();
-    #[cfg(unix)]
     if registered {
-        key_teardown::arm();
+        arm_key_teardown();
     }
-    // Read now, outside any arena operation (the read allocates on some
-    // systems); the arena's slow paths then find it read.
+    // Read now, outside any arena operation (an unknown value is reported
+    // on stderr); the arena's slow paths then find it read.
     let _ = crate::debug_mode::DebugMode::from_env();
     if !registered {
         set_thread_flag(thread_flags::ARENA_GONE, true);

@@ -2,19 +2,29 @@
 #![allow(dead_code)]
 
 /// Resident set size of this process, from `/proc/self/statm`.
+#[cfg(target_os = "linux")]
 pub(crate) fn rss_bytes() -> usize {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("read /proc/self/statm");
     let resident_pages: usize = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("statm field");
     resident_pages * page_bytes()
 }
 
+/// The OS page size.
+#[cfg(unix)]
 pub(crate) fn page_bytes() -> usize {
     // SAFETY: `sysconf` with a valid name has no preconditions.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(size).unwrap_or(4096)
 }
 
+/// The smallest page size: stepping by it reaches every page.
+#[cfg(not(unix))]
+pub(crate) fn page_bytes() -> usize {
+    4096
+}
+
 /// Locked memory of this process, from `/proc/self/status`.
+#[cfg(target_os = "linux")]
 pub(crate) fn locked_bytes() -> usize {
     let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
     let line = status.lines().find(|line| line.starts_with("VmLck:")).expect("a VmLck line");
@@ -23,6 +33,7 @@ pub(crate) fn locked_bytes() -> usize {
 }
 
 /// Minor page faults of this process so far, from `getrusage`.
+#[cfg(unix)]
 pub(crate) fn minor_faults() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` is valid for writes of one `rusage`.

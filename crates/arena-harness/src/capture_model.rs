@@ -22,9 +22,9 @@
 //!   live, and their sizes.
 //! - After every step outside a capture, the capture region's resident
 //!   bytes (its mapping's `Rss` in `/proc/self/smaps`, less what a merged
-//!   neighbour may hold) are at most the pages
-//!   the live captured items span, plus the retention budget: escapes hold
-//!   their own pages only, and idle memory is bounded. Runs hold a process-wide lock for this, since the
+//!   neighbour may hold) are at most the OS pages the live captured items
+//!   span, plus the retention budget: escapes hold their own pages only,
+//!   and idle memory is bounded. Runs hold a process-wide lock for this, since the
 //!   region is shared.
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -224,14 +224,19 @@ impl Item {
     }
 }
 
-/// The unit the held-bytes bound counts in.
-const PAGE_BYTES: usize = 4096;
+/// The capture region's mapping, from `/proc/self/smaps`.
+struct RegionMapping {
+    /// Its resident bytes.
+    resident: usize,
+    /// How much longer than the region's reservation it is (the kernel may
+    /// merge a neighbouring mapping of the same flags into it, such as a
+    /// `malloc` heap).
+    merged: usize,
+}
 
-/// The resident bytes of this process's mapping of at least `len` bytes
-/// (the capture region: no other mapping is as large), and how much longer
-/// than `len` it is (the kernel may merge a neighbouring mapping of the same
-/// flags into it, such as a `malloc` heap), from `/proc/self/smaps`.
-fn mapping_rss_bytes(len: usize) -> Option<(usize, usize)> {
+/// The mapping of at least `len` bytes (the capture region: no other
+/// mapping is as large), from `/proc/self/smaps`.
+fn region_mapping(len: usize) -> Option<RegionMapping> {
     if len == 0 {
         return None;
     }
@@ -243,13 +248,30 @@ fn mapping_rss_bytes(len: usize) -> Option<(usize, usize)> {
             && let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
         {
             in_region = (end - start).checked_sub(len);
-        } else if let Some(extra) = in_region
+        } else if let Some(merged) = in_region
             && let Some(kib) = line.strip_prefix("Rss:")
         {
-            return kib.trim().trim_end_matches("kB").trim().parse::<usize>().ok().map(|kib| (kib << 10, extra));
+            let resident = kib.trim().trim_end_matches("kB").trim().parse::<usize>().ok()? << 10;
+            return Some(RegionMapping { resident, merged });
         }
     }
     None
+}
+
+/// The page size the process's OS reports, which the arena gives pages back
+/// in: an item keeps the pages it touches resident, whatever their size.
+/// Not the mapping's `KernelPageSize`: under an emulator (qemu-user with
+/// `-p`) that is the host's, smaller than the pages the arena sees.
+#[cfg(unix)]
+fn page_bytes() -> usize {
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
+/// Without `/proc/self/smaps` the held-bytes check does not run.
+#[cfg(not(unix))]
+fn page_bytes() -> usize {
+    4096
 }
 
 /// A pointer moved to another thread for one operation.
@@ -517,22 +539,25 @@ impl Model {
     /// the live captured items, plus the retention budget.
     fn check_held_bytes(&self) -> Result<(), Violation> {
         let stats = capture_stats();
-        let Some((resident, merged)) = mapping_rss_bytes(stats.reserved_bytes) else { return Ok(()) };
+        let Some(RegionMapping { resident, merged }) = region_mapping(stats.reserved_bytes) else {
+            return Ok(());
+        };
+        let page_bytes = page_bytes();
         let live_pages: usize = self
             .items
             .iter()
             .filter(|item| item.origin != Origin::Inner)
             .map(|item| {
                 let start = item.ptr.as_ptr().addr();
-                (start + item.extent).div_ceil(PAGE_BYTES) - start / PAGE_BYTES
+                (start + item.extent).div_ceil(page_bytes) - start / page_bytes
             })
             .sum();
         // A merged neighbour's pages are at most its length.
-        let bound = live_pages * PAGE_BYTES + RETAIN_BYTES + merged;
+        let bound = live_pages * page_bytes + RETAIN_BYTES + merged;
         if resident > bound {
             return Err(self.violation(format!(
-                "the capture region holds {resident} bytes resident; live items span {live_pages} pages, \
-                 the budget is {RETAIN_BYTES}, merged mappings {merged}: {stats:?}"
+                "the capture region holds {resident} bytes resident; live items span {live_pages} pages of \
+                 {page_bytes} bytes, the budget is {RETAIN_BYTES}, merged mappings {merged}: {stats:?}"
             )));
         }
         Ok(())

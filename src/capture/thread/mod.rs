@@ -20,9 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::escapes;
 use super::live_count::HOLD;
-use super::region::{
-    self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, PAGE_SHIFT, Region, RunRecord, page_span, run_class,
-};
+use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, Region, RunRecord, page_span, run_class};
 use super::stats::{self, CaptureCounts};
 use crate::busy::{BusyGuard, thread_is_busy};
 
@@ -306,9 +304,7 @@ impl CaptureThread {
                 // Quarantined (no capture holds it): the pages this
                 // allocation leaves dead go back now, before its count does
                 // (which may make the run idle and someone else's).
-                record.pages.dead_pages_in(span, |first, after| {
-                    region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
-                });
+                region.give_back_dead_pages(chunk, span);
             }
         }
         match record.live.free_one() {
@@ -384,9 +380,7 @@ impl CaptureThread {
                 if owner == 0 {
                     // Quarantined: the pages the shrink leaves dead go back
                     // (the allocation stays live, so the run stays out of use).
-                    record.pages.dead_pages_in((new_after, old_after), |first, after| {
-                        region.give_back_range(chunk, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
-                    });
+                    region.give_back_dead_pages(chunk, (new_after, old_after));
                 }
             } else if new_size < old_size && owner == 0 {
                 // A large allocation's quarantined run: past its new end.

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, NO_RUN, PAGE_SHIFT, Region, run_class};
+use crate::capture::region::{self, CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
@@ -140,9 +140,7 @@ impl CaptureThread {
 fn give_back_dead_pages(region: &Region, run: u32) {
     let record = region.record(run);
     if record.bump.load(Ordering::Relaxed) {
-        record.pages.dead_pages(|first, after| {
-            region.give_back_range(run, first << PAGE_SHIFT, (after - first) << PAGE_SHIFT);
-        });
+        region.give_back_dead_pages(run, (0, CHUNK_PAGES));
     } else {
         let (live_bytes, bytes) = (record.live_bytes.load(Ordering::Relaxed), record.bytes());
         if live_bytes < bytes {

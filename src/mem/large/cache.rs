@@ -3,10 +3,11 @@
 //!
 //! A hot loop that allocates the same large temporaries every iteration gets
 //! the same mappings back from the cache: no syscall, no page fault. Beyond the
-//! retention budget, released blocks go back to the OS with `madvise` (the
-//! mapping stays, its pages go: RSS drops at once) or `munmap`. Never on every
-//! scope exit inside the budget: `madvise(MADV_DONTNEED)` per iteration costs
-//! as much as a fresh mapping (every page faults again).
+//! retention budget, released blocks go back to the OS: their pages given
+//! back (the mapping stays, its pages go: RSS drops at once, see
+//! `sys::Discard`) or unmapped. Never on every scope exit inside the budget:
+//! giving the pages back per iteration costs as much as a fresh mapping
+//! (every page faults again).
 
 use super::block::LargeBlock;
 use crate::config::ReturnMode;

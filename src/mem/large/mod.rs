@@ -5,5 +5,5 @@
 mod block;
 mod cache;
 
-pub(crate) use block::{HEADER_BYTES, LargeBlock, MapError, size_class};
+pub(crate) use block::{LargeBlock, MapError, RECORD_SLOT_BACK, size_class};
 pub(crate) use cache::LargeBlockCache;
