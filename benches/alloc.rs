@@ -259,7 +259,7 @@ impl Element for u8 {
     }
 }
 
-/// The constructors of the issue, for `len` elements of `T`: `from_slice` twice,
+/// The constructors of the issue, for `len` elements of `T`: `clone_slice` twice,
 /// as `copy_slice` next to the peers' `Copy` forms and as itself next to their
 /// `Clone` forms; the vector's `extend_from_slice` as its `Copy` form, and
 /// a vector made with its capacity and filled by `push`.
@@ -332,7 +332,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     let mut blink = Blink::new();
     cases.push(case(
-        "from_slice (copy)",
+        "copy_slice",
         with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
@@ -358,7 +358,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
 
     let (mut bumpalo, mut bump) = (Bump::new(), bump_scope::Bump::<bump_scope::alloc::Global>::new());
     cases.push(case(
-        "from_slice (clone)",
+        "clone_slice",
         with_arena!(
             vec![
                 (Peer::Vec, timed(move || drop(black_box(source.to_vec())))),
@@ -371,7 +371,7 @@ fn constructor_cases<T: Element>(len: usize) -> Vec<Case> {
                 ),
                 (Peer::BumpScope, timed(move || bump.scoped(|b| drop(black_box(b.alloc_slice_clone(source)))))),
             ],
-            move |s| drop(black_box(s.from_slice(source))),
+            move |s| drop(black_box(s.clone_slice(source))),
         ),
     ));
 

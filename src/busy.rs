@@ -10,6 +10,7 @@
 //! (`arena::stats`, `arena::configure`, ...) check [`thread_is_busy`] first
 //! and then touch no arena and take no lock, and `GlobalArena` sends a busy
 //! thread's requests to its inner allocator.
+#![forbid(unsafe_code)]
 
 use std::cell::Cell;
 

@@ -1,4 +1,5 @@
 //! Tuning knobs of an arena.
+#![forbid(unsafe_code)]
 
 /// The largest alignment the arena serves, which is also the alignment of
 /// every slab (its first byte satisfies any alignment the arena serves) and

@@ -4,6 +4,7 @@
 //! system allocation (valgrind and AddressSanitizer then see every bound);
 //! `poison` fills released memory with a pattern, so that a use after release
 //! reads garbage loudly instead of the old values.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 

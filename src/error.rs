@@ -1,6 +1,6 @@
 //! Why an allocation failed, for the panic messages of the non-`try_` methods.
+#![forbid(unsafe_code)]
 
-use std::cell::Cell;
 use std::fmt;
 
 /// The reason behind an [`AllocError`](crate::AllocError), reconstructed on
@@ -112,29 +112,6 @@ impl ArrayRequest {
 #[track_caller]
 pub(crate) fn allocation_panic(request: ArrayRequest) -> ! {
     panic!("{request}")
-}
-
-thread_local! {
-    /// The last request a scope refused on this thread: its size in bytes and
-    /// why. Code that sees only `AllocError` through a generic allocator (the
-    /// kernels) reads it to name the reason in its panic message.
-    static LAST_REFUSAL: Cell<Option<(usize, Failure)>> = const { Cell::new(None) };
-}
-
-/// Records that a scope on this thread refused `bytes` for `failure`.
-#[cold]
-pub(crate) fn note_refusal(bytes: usize, failure: Failure) {
-    LAST_REFUSAL.with(|last| last.set(Some((bytes, failure))));
-}
-
-/// Why the last refused request on this thread was refused, if it was for
-/// `bytes` (another size means the refusal came from elsewhere).
-#[cold]
-pub(crate) fn take_refusal(bytes: usize) -> Option<Failure> {
-    match LAST_REFUSAL.with(Cell::take) {
-        Some((refused, failure)) if refused == bytes => Some(failure),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

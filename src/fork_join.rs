@@ -2,6 +2,7 @@
 //! `rayon` feature, the calling thread without it. The callers split their
 //! work the same way either way; only where the parts run differs, so every
 //! result is the same with and without the feature.
+#![forbid(unsafe_code)]
 
 /// Whether split work runs on more than one thread. The callers test it
 /// before splitting, so that without the `rayon` feature a long input runs

@@ -132,10 +132,10 @@
 //!
 //! ```
 //! let workers = arena::Config { limit_bytes: 256 << 20, ..arena::Config::DEFAULT };
-//! arena::set_default_config(workers); // each new thread's arena starts with it
-//! arena::set_process_limit(4 << 30); // all arenas of the process together
-//! # arena::set_default_config(arena::Config::DEFAULT);
-//! # arena::set_process_limit(usize::MAX);
+//! arena::process::set_default_config(workers); // each new thread's arena starts with it
+//! arena::process::set_limit(4 << 30); // all arenas of the process together
+//! # arena::process::set_default_config(arena::Config::DEFAULT);
+//! # arena::process::set_limit(usize::MAX);
 //! ```
 //!
 //! # Collections: hashbrown and allocator_api2
@@ -296,3 +296,4 @@
 //!     .collect();
 //! assert_eq!(sums, [0.0, 8.0, 16.0, 24.0]);
 //! ```
+#![forbid(unsafe_code)]

@@ -50,8 +50,8 @@
 //!   borrow checker keeps safe.
 //! - Threads: each thread's arena is its own, so allocation never
 //!   synchronises. A dropped arena (thread exit) gives its memory to a
-//!   process-wide pool that new threads take from first ([`global_stats`],
-//!   [`configure_pool`]).
+//!   process-wide pool that new threads take from first ([`process::stats`],
+//!   [`process::set_pool_budget`]).
 //! - Requests that cannot be met (size overflow, alignment above 4096, the
 //!   configured [`Config::limit_bytes`], a refused mapping) return
 //!   [`AllocError`] from the `try_` methods and panic with a message naming
@@ -71,7 +71,7 @@
 //!   thread pool. Without it they run on the calling thread, with the same
 //!   results.
 //! - `backtrace` (default): the capture escape report
-//!   ([`debug_capture_escapes`]) records where each allocation was made.
+//!   ([`capture::debug_escapes`]) records where each allocation was made.
 //!   Without it a report has the size and an empty backtrace.
 //! - `ndarray`: `kernels::ndarray`, ndarray arrays in and out of the kernels.
 //! - `dyn-stack`: `Scope::mem_stack`, faer's scratch space from a scope.
@@ -91,7 +91,7 @@
 
 mod arena;
 mod busy;
-mod capture;
+pub mod capture;
 mod config;
 mod containers;
 mod debug_mode;
@@ -101,8 +101,8 @@ pub mod guide;
 mod integrations;
 pub mod kernels;
 mod mem;
-mod process;
 mod scope;
+mod shared;
 mod simd;
 mod stats;
 mod sys;
@@ -115,10 +115,7 @@ pub use arena::{Arena, Checkpoint};
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
 pub use bytemuck::Zeroable;
 #[cfg(not(loom))]
-pub use capture::{
-    CaptureCounts, CaptureStats, EscapeReport, GlobalArena, capture, capture_stats, debug_capture_escapes,
-    first_capture_escape, trim_capture,
-};
+pub use capture::{GlobalArena, capture};
 pub use config::{Config, MapOptions, ReturnMode};
 pub use containers::{
     CollectIn, FromIteratorIn, ScopedArray, ScopedArrayIntoIter, ScopedBox, ScopedString, ScopedVec, ScopedVecDrain,
@@ -127,13 +124,28 @@ pub use containers::{
 pub use debug_mode::{DebugMode, POISON_BYTE};
 #[doc(hidden)]
 pub use mem::slab::__set_slab_source;
-pub use process::limits::{default_config, process_held_bytes, process_limit, set_default_config, set_process_limit};
-pub use process::pool::{configure_pool, trim_pool};
-pub use scope::{
-    Scope, ScopeBelongsToItsThread, check_invariants, config, configure, global_stats, scope, stats, trim,
-};
+pub use scope::{Scope, ScopeBelongsToItsThread, check_invariants, config, configure, scope, stats, trim};
 
 pub use stats::{GlobalStats, Stats};
+
+/// What the whole process shares: the configuration every new thread's
+/// arena starts with, the process limit on the memory all arenas hold
+/// together, the pool of idle memory that exited threads leave, and the
+/// figures of all arenas. (The calling thread's own arena is set and read
+/// at the crate root: [`configure`], [`config`], [`stats`], [`trim`].)
+///
+/// ```
+/// arena::process::set_limit(1 << 30);
+/// assert_eq!(arena::process::limit(), 1 << 30);
+/// arena::scope(|s| drop(s.zeroed::<u8>(100)));
+/// assert!(arena::process::stats().system_allocations >= 1);
+/// arena::process::set_limit(usize::MAX);
+/// ```
+pub mod process {
+    pub use crate::scope::process_stats as stats;
+    pub use crate::shared::limits::{default_config, held_bytes, limit, set_default_config, set_limit};
+    pub use crate::shared::pool::{set_pool_budget, trim_pool};
+}
 
 /// The README's examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]

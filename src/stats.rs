@@ -1,4 +1,5 @@
 //! Counters an arena keeps about itself, and the snapshots users read.
+#![forbid(unsafe_code)]
 
 use std::ops::{Add, Sub};
 
@@ -168,7 +169,7 @@ pub struct Stats {
     /// Bytes of large blocks in use, whole size classes (see
     /// [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes));
     /// the page each one's mapping has in front of it for its header is not
-    /// counted here, but is in [`process_held_bytes`](crate::process_held_bytes).
+    /// counted here, but is in [`process::held_bytes`](crate::process::held_bytes).
     pub large_live_bytes: usize,
     /// Resident bytes of released large blocks kept for reuse.
     pub large_cached_bytes: usize,
@@ -209,7 +210,7 @@ impl Stats {
     }
 }
 
-/// Process-wide figures, from [`global_stats`](crate::global_stats): the
+/// Process-wide figures, from [`process::stats`](crate::process::stats): the
 /// shared pool of spare memory, and counters summed over every arena of the
 /// process, live or dropped.
 ///
@@ -217,12 +218,12 @@ impl Stats {
 /// the system (a new slab, a mapping, a release to the OS) and when it is
 /// dropped, so the totals may lag a live thread's latest cheap operations
 /// (large blocks reused from its cache), never its memory traffic; a scope
-/// exit writes nothing other threads read. [`global_stats`](crate::global_stats)
+/// exit writes nothing other threads read. [`process::stats`](crate::process::stats)
 /// adds the calling thread's counts first.
 ///
 /// ```
 /// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(10_000)))).join().unwrap();
-/// let global = arena::global_stats();
+/// let global = arena::process::stats();
 /// assert!(global.arenas_dropped >= 1); // the thread's arena went to the pool
 /// assert!(global.system_allocations >= 1);
 /// ```
@@ -235,7 +236,7 @@ pub struct GlobalStats {
     pub pool_slabs: usize,
     /// Spare large blocks in the pool.
     pub pool_large_blocks: usize,
-    /// The pool's budget (see [`configure_pool`](crate::configure_pool)).
+    /// The pool's budget (see [`process::set_pool_budget`](crate::process::set_pool_budget)).
     pub pool_budget_bytes: usize,
     /// Requests for a slab or large block that the pool served.
     pub pool_hits: u64,
@@ -267,11 +268,11 @@ pub struct GlobalStats {
 /// ```
 ///
 /// ```compile_fail,E0639
-/// let _ = arena::CaptureStats { active: false, ..arena::CaptureStats::default() };
+/// let _ = arena::capture::CaptureStats { active: false, ..arena::capture::CaptureStats::default() };
 /// ```
 ///
 /// ```compile_fail,E0639
-/// let _ = arena::CaptureCounts { captures: 0, ..arena::CaptureCounts::default() };
+/// let _ = arena::capture::CaptureCounts { captures: 0, ..arena::capture::CaptureCounts::default() };
 /// ```
 #[cfg(doctest)]
 pub struct SnapshotsAreNonExhaustive;

@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::sync::mpsc;
 
-use arena::{GlobalArena, capture, capture_stats};
+use arena::{GlobalArena, capture};
 
 #[global_allocator]
 static GLOBAL: GlobalArena = GlobalArena::new();
@@ -49,12 +49,12 @@ fn temporaries_are_captured_and_their_memory_is_reused() {
     };
     let small = address_in(1000);
     let large = address_in(600_000);
-    let before = capture_stats();
+    let before = arena::capture::stats();
     for _ in 0..100 {
         assert_eq!(address_in(1000), small, "a small temporary reuses its chunk");
         assert_eq!(address_in(600_000), large, "a large temporary reuses its run");
     }
-    let after = capture_stats();
+    let after = arena::capture::stats();
     assert_eq!(after.thread.captures - before.thread.captures, 200);
     assert_eq!(after.thread.captured_allocations - before.thread.captured_allocations, 200);
     assert_eq!(after.thread.escaped_allocations, before.thread.escaped_allocations);
@@ -63,9 +63,9 @@ fn temporaries_are_captured_and_their_memory_is_reused() {
 #[test]
 fn a_returned_allocation_keeps_its_contents_until_dropped() {
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let (small, large) = capture(|| (pattern(3000, 1), pattern(900_000, 2)));
-    let escaped = capture_stats();
+    let escaped = arena::capture::stats();
     assert_eq!(escaped.thread.escaped_allocations - before.thread.escaped_allocations, 2);
     assert!(escaped.thread.escaped_bytes - before.thread.escaped_bytes >= 903_000);
     assert!(escaped.quarantined_runs >= before.quarantined_runs + 2);
@@ -73,7 +73,11 @@ fn a_returned_allocation_keeps_its_contents_until_dropped() {
     assert_eq!(small, pattern(3000, 1));
     assert_eq!(large, pattern(900_000, 2));
     drop((small, large));
-    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs, "freed at last, the runs are released");
+    assert_eq!(
+        arena::capture::stats().quarantined_runs,
+        before.quarantined_runs,
+        "freed at last, the runs are released"
+    );
 }
 
 #[test]
@@ -87,7 +91,7 @@ fn a_leaked_allocation_stays_valid_for_ever() {
 #[test]
 fn an_allocation_sent_to_another_thread_is_freed_there() {
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
     let consumer = std::thread::spawn(move || {
         receiver.into_iter().map(|v| (v.len(), v == pattern(v.len(), v.len() as u8))).collect::<Vec<_>>()
@@ -100,16 +104,16 @@ fn an_allocation_sent_to_another_thread_is_freed_there() {
     let received = consumer.join().unwrap();
     assert!(received.iter().all(|&(_, intact)| intact), "{received:?}");
     assert_eq!(received.len(), 3);
-    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs, "every run came back");
+    assert_eq!(arena::capture::stats().quarantined_runs, before.quarantined_runs, "every run came back");
 }
 
 #[test]
 fn allocations_of_an_exited_thread_are_freed_late_by_another() {
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let kept = std::thread::spawn(|| {
         let kept = capture(|| (0..50).map(|i| pattern(100 + i * 997, i as u8)).collect::<Vec<_>>());
-        assert_eq!(capture_stats().thread.escaped_allocations, 51, "the 50 buffers and the outer vector");
+        assert_eq!(arena::capture::stats().thread.escaped_allocations, 51, "the 50 buffers and the outer vector");
         kept
     })
     .join()
@@ -119,7 +123,7 @@ fn allocations_of_an_exited_thread_are_freed_late_by_another() {
         assert_eq!(*buffer, pattern(100 + i * 997, i as u8));
     }
     drop(kept);
-    assert_eq!(capture_stats().quarantined_runs, before.quarantined_runs);
+    assert_eq!(arena::capture::stats().quarantined_runs, before.quarantined_runs);
 }
 
 #[test]
@@ -136,10 +140,10 @@ fn a_panic_inside_a_capture_ends_it() {
     std::panic::set_hook(hook);
     assert!(result.is_err());
     drop(result);
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let outside = vec![0_u8; 100];
     assert_eq!(
-        capture_stats().thread.captured_allocations,
+        arena::capture::stats().thread.captured_allocations,
         before.thread.captured_allocations,
         "not capturing any more"
     );
@@ -150,14 +154,14 @@ fn a_panic_inside_a_capture_ends_it() {
 fn memory_made_outside_stays_with_the_inner_allocator() {
     let _serial = serial();
     let mut outside: Vec<u64> = Vec::with_capacity(4);
-    let before = capture_stats();
+    let before = arena::capture::stats();
     capture(|| outside.extend(0..100_000));
     assert_eq!(
-        capture_stats().thread.captured_allocations,
+        arena::capture::stats().thread.captured_allocations,
         before.thread.captured_allocations,
         "grown by the inner allocator"
     );
-    assert_eq!(capture_stats().thread.escaped_allocations, before.thread.escaped_allocations);
+    assert_eq!(arena::capture::stats().thread.escaped_allocations, before.thread.escaped_allocations);
     assert_eq!(outside.iter().sum::<u64>(), 4_999_950_000);
 }
 
@@ -183,15 +187,19 @@ fn the_last_allocation_grows_in_place() {
 #[test]
 fn nested_captures_join_the_outer_one() {
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let kept = capture(|| {
         let inner = capture(|| pattern(1000, 9));
         churn(2);
         inner
     });
     assert_eq!(kept, pattern(1000, 9));
-    assert_eq!(capture_stats().thread.captures - before.thread.captures, 1, "only the outermost capture counts");
-    assert_eq!(capture_stats().thread.escaped_allocations - before.thread.escaped_allocations, 1);
+    assert_eq!(
+        arena::capture::stats().thread.captures - before.thread.captures,
+        1,
+        "only the outermost capture counts"
+    );
+    assert_eq!(arena::capture::stats().thread.escaped_allocations - before.thread.escaped_allocations, 1);
 }
 
 #[test]
@@ -205,7 +213,7 @@ fn the_arenas_own_bookkeeping_is_never_captured() {
             })
         });
         assert_eq!(sum, 10_000 * 63 * 64 / 2);
-        let stats = capture_stats();
+        let stats = arena::capture::stats();
         // The arena's slabs and lists come from the system allocator, never
         // through the global one: only the test's own vector is captured.
         assert_eq!(stats.thread.captured_allocations, 1, "only the vector of arrays is captured: {stats:?}");
@@ -221,7 +229,7 @@ fn an_owned_arenas_own_memory_is_never_captured() {
     let _serial = serial();
     std::thread::spawn(|| {
         let mut owned = arena::Arena::with_config(arena::Config { use_pool: false, ..arena::Config::DEFAULT });
-        let before = capture_stats();
+        let before = arena::capture::stats();
         capture(|| {
             let small = std::alloc::Layout::from_size_align(1000, 8).unwrap();
             let large = std::alloc::Layout::from_size_align(2 << 20, 8).unwrap();
@@ -237,7 +245,7 @@ fn an_owned_arenas_own_memory_is_never_captured() {
             unsafe { owned.restore(start) };
             owned.configure(arena::Config { retain_bytes: 0, use_pool: false, ..arena::Config::DEFAULT });
         });
-        let after = capture_stats();
+        let after = arena::capture::stats();
         assert_eq!(
             after.thread.escaped_allocations, before.thread.escaped_allocations,
             "nothing of an owned arena outlives the capture: {after:?}"
@@ -262,7 +270,7 @@ fn make_the_escaping_vector() -> Vec<u8> {
 #[test]
 fn the_escape_report_names_the_first_escaping_allocation() {
     let _serial = serial();
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     let kept = capture(|| {
         // Freed inside: not an escape, though allocated first.
         drop(std::hint::black_box(vec![1_u8; 777]));
@@ -272,8 +280,8 @@ fn the_escape_report_names_the_first_escaping_allocation() {
     });
     // A later capture's escape does not replace the first report.
     let later = capture(|| vec![5_u8; 55]);
-    arena::debug_capture_escapes(false);
-    let report = arena::first_capture_escape().expect("an escape was reported");
+    arena::capture::debug_escapes(false);
+    let report = arena::capture::first_escape().expect("an escape was reported");
     assert_eq!(report.bytes, 4321);
     if cfg!(feature = "backtrace") {
         assert!(
@@ -290,7 +298,7 @@ fn the_escape_report_names_the_first_escaping_allocation() {
 #[test]
 fn growth_in_place_counts_as_captured_bytes() {
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let kept = capture(|| {
         let mut small: Vec<u8> = Vec::with_capacity(100);
         let start = small.as_ptr();
@@ -302,7 +310,7 @@ fn growth_in_place_counts_as_captured_bytes() {
         assert_eq!(large.as_ptr(), start, "a run of one chunk holds 250 kB");
         (small, large)
     });
-    let after = capture_stats();
+    let after = arena::capture::stats();
     let captured = after.thread.captured_bytes - before.thread.captured_bytes;
     let escaped = after.thread.escaped_bytes - before.thread.escaped_bytes;
     assert_eq!(escaped, 280_000, "both vectors escape with their grown capacity");
@@ -314,7 +322,7 @@ fn growth_in_place_counts_as_captured_bytes() {
 fn capture_is_active_with_global_arena_installed() {
     let _serial = serial();
     capture(|| drop(std::hint::black_box(vec![1_u8; 10])));
-    let stats = capture_stats();
+    let stats = arena::capture::stats();
     assert!(stats.active, "{stats:?}");
     assert!(stats.reserved_bytes > 0, "{stats:?}");
 }
@@ -323,13 +331,13 @@ fn capture_is_active_with_global_arena_installed() {
 fn process_totals_count_captures_on_every_thread() {
     use rayon::prelude::*;
     let _serial = serial();
-    let before = capture_stats();
+    let before = arena::capture::stats();
     let sums: Vec<u64> = (0..64_u64)
         .into_par_iter()
         .map(|i| capture(|| (0..1000 + i).collect::<Vec<u64>>().iter().sum::<u64>()))
         .collect();
     assert_eq!(sums[0], 499_500);
-    let after = capture_stats();
+    let after = arena::capture::stats();
     let process = after.process;
     assert_eq!(process.captures - before.process.captures, 64, "{after:?}");
     assert!(process.captured_allocations - before.process.captured_allocations >= 64, "{after:?}");
@@ -342,7 +350,7 @@ fn captured_counts_are_exact_during_and_after_a_capture() {
     use std::alloc::{Layout, alloc, dealloc, realloc};
     let _serial = serial();
     let counts = || {
-        let thread = capture_stats().thread;
+        let thread = arena::capture::stats().thread;
         (thread.captured_allocations, thread.captured_bytes)
     };
     let (allocations, bytes) = counts();
@@ -386,7 +394,7 @@ fn requests_outside_a_capture_are_neither_captured_nor_counted() {
     let _serial = serial();
     std::thread::spawn(|| {
         let counts = || {
-            let thread = capture_stats().thread;
+            let thread = arena::capture::stats().thread;
             (thread.captured_allocations, thread.captured_bytes, thread.forwarded_allocations)
         };
         let before = counts();

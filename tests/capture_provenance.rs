@@ -3,7 +3,7 @@
 //! whole block, and its own reads touch no captured byte. Its own test
 //! binary: `GlobalArena` is the global allocator here.
 
-use arena::{GlobalArena, capture, capture_stats};
+use arena::{GlobalArena, capture};
 
 #[global_allocator]
 static GLOBAL: GlobalArena = GlobalArena::new();
@@ -28,7 +28,7 @@ fn a_small_block_grown_in_place_is_usable_past_the_bytes_the_caller_could_reach(
         assert_eq!(bytes, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
         bytes.as_ptr().addr() == start
     });
-    assert!(capture_stats().active, "the capture served nothing");
+    assert!(arena::capture::stats().active, "the capture served nothing");
     assert!(grown_in_place, "the newest block of the chunk did not grow in place");
 }
 
@@ -43,7 +43,7 @@ fn a_block_in_a_run_of_its_own_grown_in_place_is_usable_past_the_bytes_the_calle
         assert_eq!((bytes.len(), bytes[99_999], bytes[100_000]), (100_001, 7, 9));
         bytes.as_ptr().addr() == start
     });
-    assert!(capture_stats().active, "the capture served nothing");
+    assert!(arena::capture::stats().active, "the capture served nothing");
     assert!(grown_in_place, "the block did not grow in its run");
 }
 
@@ -58,7 +58,7 @@ fn a_block_in_a_run_of_its_own_grown_in_place_is_usable_past_the_bytes_the_calle
 fn reading_the_capture_counters_leaves_captured_memory_alone() {
     let sum = capture(|| {
         let mut boxed = Box::new([1_u64, 2, 3, 4]);
-        let stats = capture_stats();
+        let stats = arena::capture::stats();
         boxed[0] += 10;
         assert!(stats.active && stats.reserved_bytes > 0, "the capture served nothing: {stats:?}");
         boxed.iter().sum::<u64>()

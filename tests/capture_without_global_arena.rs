@@ -18,7 +18,7 @@ fn capture_without_global_arena_reserves_nothing_and_says_so() {
     let before = address_space_bytes();
     let sum = arena::capture(|| (0..1000_u64).collect::<Vec<_>>().iter().sum::<u64>());
     assert_eq!(sum, 499_500);
-    let stats = arena::capture_stats();
+    let stats = arena::capture::stats();
     assert!(!stats.active, "capture is not active without GlobalArena: {stats:?}");
     assert_eq!(stats.reserved_bytes, 0, "{stats:?}");
     assert_eq!(stats.thread.captured_allocations, 0, "{stats:?}");

@@ -15,7 +15,7 @@ fn make_the_escaping_vector() -> Vec<u8> {
 
 #[test]
 fn the_escape_report_forgets_temporaries_freed_below_the_top() {
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     let kept = capture(|| {
         let below = std::hint::black_box(vec![1_u8; 777]);
         let above = std::hint::black_box(vec![2_u8; 100]);
@@ -24,8 +24,8 @@ fn the_escape_report_forgets_temporaries_freed_below_the_top() {
         drop(above);
         kept
     });
-    arena::debug_capture_escapes(false);
-    let report = arena::first_capture_escape().expect("an escape was reported");
+    arena::capture::debug_escapes(false);
+    let report = arena::capture::first_escape().expect("an escape was reported");
     assert_eq!(report.bytes, 4321, "the report names the escape, not a freed temporary");
     assert_eq!(kept.len(), 4321);
 }

@@ -29,7 +29,7 @@ static READS: AtomicUsize = AtomicUsize::new(0);
 unsafe impl GlobalAlloc for ReportReading {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if ARMED.with(Cell::get) && !READING.with(|reading| reading.replace(true)) {
-            drop(arena::first_capture_escape());
+            drop(arena::capture::first_escape());
             READS.fetch_add(1, Ordering::Relaxed);
             READING.with(|reading| reading.set(false));
         }
@@ -56,13 +56,13 @@ fn escaping_vec() -> Vec<u8> {
 /// The escape is recorded and reported with the inner allocator reading the
 /// report whenever the report's own bookkeeping allocates.
 fn report_read_from_the_inner_allocator() {
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     ARMED.with(|armed| armed.set(true));
     let kept = capture(escaping_vec);
     ARMED.with(|armed| armed.set(false));
-    arena::debug_capture_escapes(false);
+    arena::capture::debug_escapes(false);
     assert!(READS.load(Ordering::Relaxed) > 0, "the inner allocator was never asked while armed");
-    let report = arena::first_capture_escape().expect("the vector escaped");
+    let report = arena::capture::first_escape().expect("the vector escaped");
     assert_eq!(report.bytes, 321);
     if cfg!(feature = "backtrace") {
         assert!(report.backtrace.contains("escaping_vec"), "{}", report.backtrace);

@@ -61,7 +61,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// record list shrinks (and frees its own memory) while the inner
 /// allocator's `dealloc` frees that buffer.
 fn inner_allocator_frees_captured_blocks() {
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     ARMED.with(|armed| armed.set(true));
     let freed = capture(|| {
         let aligned = Layout::from_size_align(64, 8192).unwrap();
@@ -78,7 +78,7 @@ fn inner_allocator_frees_captured_blocks() {
         freed
     });
     ARMED.with(|armed| armed.set(false));
-    arena::debug_capture_escapes(false);
+    arena::capture::debug_escapes(false);
     assert_eq!(freed, 2000);
 }
 

@@ -29,29 +29,29 @@ fn escaping_string() -> String {
 }
 
 fn backtrace_formatted_inside_a_capture() {
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     let text = capture(|| {
         let kept = escaping_string();
         (Backtrace::force_capture().to_string(), kept)
     });
-    arena::debug_capture_escapes(false);
+    arena::capture::debug_escapes(false);
     assert!(!text.0.is_empty());
-    let report = arena::first_capture_escape().expect("the string escaped");
+    let report = arena::capture::first_escape().expect("the string escaped");
     assert!(report.backtrace.contains("escaping_string"), "{}", report.backtrace);
 }
 
 fn panic_caught_inside_a_capture_with_backtraces_on() {
     assert_eq!(std::env::var("RUST_BACKTRACE").as_deref(), Ok("1"));
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     // The default hook prints the message and a backtrace from inside
     // std's backtrace lock, allocating as it goes.
     let caught = capture(|| std::panic::catch_unwind(|| panic!("inside a capture: {}", escaping_string())));
-    arena::debug_capture_escapes(false);
+    arena::capture::debug_escapes(false);
     assert!(caught.is_err());
 }
 
 fn report_read_while_other_threads_record() {
-    arena::debug_capture_escapes(true);
+    arena::capture::debug_escapes(true);
     let kept = capture(escaping_string);
     let recorders: Vec<_> = (0..2)
         .map(|_| {
@@ -64,13 +64,13 @@ fn report_read_while_other_threads_record() {
         })
         .collect();
     for _ in 0..20 {
-        let report = arena::first_capture_escape().expect("the first string escaped");
+        let report = arena::capture::first_escape().expect("the first string escaped");
         assert!(report.backtrace.contains("escaping_string"), "{}", report.backtrace);
     }
     for recorder in recorders {
         recorder.join().unwrap();
     }
-    arena::debug_capture_escapes(false);
+    arena::capture::debug_escapes(false);
     drop(kept);
 }
 

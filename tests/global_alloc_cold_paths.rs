@@ -283,7 +283,7 @@ fn a_thread_exits_without_aborting_once_memory_is_exhausted() {
             // SAFETY: every block came from `malloc` and is not used.
             unsafe { libc::free(std::ptr::with_exposed_provenance_mut(block)) };
         }
-        assert_eq!(arena::global_stats().arenas_dropped, 1);
+        assert_eq!(arena::process::stats().arenas_dropped, 1);
     });
 }
 
@@ -322,13 +322,13 @@ fn a_budget_configured_while_another_thread_trims_the_pool_is_kept() {
         std::thread::scope(|threads| {
             threads.spawn(|| {
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    arena::trim_pool();
+                    arena::process::trim_pool();
                 }
             });
             let read_back = (0..50_000).find_map(|round| {
                 let budget = (64 + round % 7) << 20;
-                arena::configure_pool(budget);
-                let read = arena::global_stats().pool_budget_bytes;
+                arena::process::set_pool_budget(budget);
+                let read = arena::process::stats().pool_budget_bytes;
                 (read != budget).then_some((round, budget, read))
             });
             done.store(true, std::sync::atomic::Ordering::Relaxed);

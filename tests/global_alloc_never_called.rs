@@ -196,7 +196,7 @@ fn arena_operations() {
             drop(s.zeroed::<u8>(8 << 20));
         }
     });
-    let _ = (arena::stats(), arena::global_stats());
+    let _ = (arena::stats(), arena::process::stats());
 }
 
 /// The operations of a thread whose arena starts from the pool.
@@ -216,9 +216,9 @@ fn arena_operations_never_call_the_global_allocator() {
     assert_eq!(calls_on_thread_until_exit(arena_operations), none, "{mode:?}: a first thread and its exit");
     assert_eq!(calls_on_thread_until_exit(operations_from_the_pool), none, "{mode:?}: a thread served by the pool");
     let pool = calls_during(|| {
-        arena::configure_pool(1 << 20);
-        arena::trim_pool();
-        arena::configure_pool(256 << 20);
+        arena::process::set_pool_budget(1 << 20);
+        arena::process::trim_pool();
+        arena::process::set_pool_budget(256 << 20);
     });
     assert_eq!(pool, none, "{mode:?}: the pool's budget and trim");
     // The same test again in each debug mode, in a process of its own.

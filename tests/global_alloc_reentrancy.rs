@@ -37,7 +37,7 @@ fn reenter() {
     }
     arena::configure(config);
     arena::trim();
-    let _ = arena::global_stats();
+    let _ = arena::process::stats();
     // A run of the harness may have set a limit on this thread's arena.
     let sum = arena::scope(|s| s.try_from_fn(100, |i| i as u64).map(|a| a.iter().sum::<u64>()));
     assert!(sum.is_err() || sum == Ok(4950));

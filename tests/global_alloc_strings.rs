@@ -1,4 +1,4 @@
-//! `ScopedString`, `format_in!` and `str_copy`: text in a scope, formatted
+//! `ScopedString`, `format_in!` and `copy_str`: text in a scope, formatted
 //! without a global allocation. The binary's global allocator counts each
 //! thread's allocations, so tests running beside each other do not mix.
 
@@ -135,9 +135,9 @@ fn comparisons_hash_and_display_follow_str() {
 }
 
 #[test]
-fn str_copy_outlives_its_source() {
+fn copy_str_outlives_its_source() {
     arena::scope(|s| {
-        let copies: Vec<&str> = (0..3).map(|i| s.str_copy(&i.to_string())).collect();
+        let copies: Vec<&str> = (0..3).map(|i| s.copy_str(&i.to_string())).collect();
         assert_eq!(copies, ["0", "1", "2"]);
         let label = format_in!(s, "{}", 42).into_str();
         assert_eq!(label, "42");

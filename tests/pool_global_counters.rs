@@ -1,6 +1,6 @@
 //! Process-wide counters: a loop that only reuses memory, large blocks from
 //! the thread's cache included, writes nothing other threads read, and
-//! `global_stats` still counts the caller's own cache hits, because it
+//! `process::stats` still counts the caller's own cache hits, because it
 //! publishes the calling thread's arena first. Its own test binary: it reads
 //! process-wide totals.
 
@@ -28,13 +28,13 @@ fn cache_hits_publish_nothing_until_memory_traffic_or_a_read() {
         to_main.send(()).unwrap();
         from_main.recv().unwrap();
         // Reading the totals publishes this thread's own hits first.
-        arena::global_stats().large_cache_hits
+        arena::process::stats().large_cache_hits
     });
     from_worker.recv().unwrap();
-    let before = arena::global_stats().large_cache_hits;
+    let before = arena::process::stats().large_cache_hits;
     to_worker.send(()).unwrap();
     from_worker.recv().unwrap();
-    let after = arena::global_stats().large_cache_hits;
+    let after = arena::process::stats().large_cache_hits;
     assert_eq!(after, before, "1,000 cache hits of a live thread wrote the shared totals");
     to_worker.send(()).unwrap();
     let seen_by_worker = worker.join().unwrap();

@@ -1,5 +1,5 @@
 //! `set_default_config` reaches the arenas of threads made afterwards (rayon
-//! workers included), and `set_process_limit` caps the memory of all arenas
+//! workers included), and `process::set_limit` caps the memory of all arenas
 //! together. Process-wide settings, so one test in its own binary.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -16,18 +16,18 @@ fn process_settings_reach_every_new_thread_and_cap_all_arenas_together() {
     // A large block counts its size class in the arena's stats; the process
     // holds its mapping, a header page more.
     arena::trim();
-    let held = arena::process_held_bytes();
+    let held = arena::process::held_bytes();
     arena::scope(|s| {
         let block = s.zeroed::<u8>(4 * MIB);
         assert!(block.is_large_block());
         assert_eq!(arena::stats().large_live_bytes, 4 * MIB);
-        assert_eq!(arena::process_held_bytes() - held, 4 * MIB + 4096);
+        assert_eq!(arena::process::held_bytes() - held, 4 * MIB + 4096);
     });
     arena::trim();
-    assert_eq!(arena::process_held_bytes(), held, "trimmed, the block's mapping is gone");
+    assert_eq!(arena::process::held_bytes(), held, "trimmed, the block's mapping is gone");
     let limited = Config { limit_bytes: 100 * MIB, retain_bytes: 8 * MIB, ..Config::DEFAULT };
-    arena::set_default_config(limited);
-    assert_eq!(arena::default_config(), limited);
+    arena::process::set_default_config(limited);
+    assert_eq!(arena::process::default_config(), limited);
     assert_eq!(arena::config(), Config::DEFAULT, "an arena in use keeps its configuration");
 
     // A rayon pool made now: its workers start with the default.
@@ -40,15 +40,15 @@ fn process_settings_reach_every_new_thread_and_cap_all_arenas_together() {
     });
     assert_eq!(configs, limited);
     assert!(refused, "a worker's arena enforces the default's limit");
-    arena::set_default_config(Config::DEFAULT);
+    arena::process::set_default_config(Config::DEFAULT);
     let worker = std::thread::spawn(arena::config).join().expect("a thread");
     assert_eq!(worker, Config::DEFAULT, "the default can be changed back");
 
     // The process limit: four threads each hold a 40 MiB block at once
     // under a limit of 100 MiB above what the process holds now.
-    let limit = arena::process_held_bytes() + 100 * MIB;
-    arena::set_process_limit(limit);
-    assert_eq!(arena::process_limit(), limit);
+    let limit = arena::process::held_bytes() + 100 * MIB;
+    arena::process::set_limit(limit);
+    assert_eq!(arena::process::limit(), limit);
     let barrier = Arc::new(Barrier::new(4));
     let threads: Vec<_> = (0..4)
         .map(|_| {
@@ -78,7 +78,7 @@ fn process_settings_reach_every_new_thread_and_cap_all_arenas_together() {
     assert!(message.contains("the process limit of"), "{message}");
     assert!(message.contains(&limit.to_string()), "{message}");
 
-    arena::set_process_limit(usize::MAX);
+    arena::process::set_limit(usize::MAX);
     let granted = std::thread::spawn(|| arena::scope(|s| s.try_zeroed::<u8>(200 * MIB).is_ok()));
     assert!(granted.join().expect("a thread"), "no limit: the same request is served");
 }

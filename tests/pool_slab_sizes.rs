@@ -19,7 +19,7 @@ fn an_arena_takes_no_pool_slab_larger_than_its_threshold() {
     let mut donor = Arena::with_config(big);
     donor.scope(|s| assert!(!s.zeroed::<u8>(6 << 20).is_large_block()));
     drop(donor);
-    assert!(arena::global_stats().pool_bytes >= 8 << 20, "the donor's slab is in the pool");
+    assert!(arena::process::stats().pool_bytes >= 8 << 20, "the donor's slab is in the pool");
 
     let threshold = 16 << 10;
     let mut taker = Arena::with_config(Config { large_threshold_bytes: threshold, ..Config::DEFAULT });

@@ -13,7 +13,7 @@ fn thread_work(seed: usize) -> f64 {
         let small = s.from_fn(20_000, |i| (i + seed) as f64);
         let mut large = s.zeroed::<f64>(MIB / 2); // 4 MiB: a large block
         large.iter_mut().step_by(512).for_each(|x| *x = seed as f64);
-        let nested = s.scope(|c| c.from_slice(&small[..1000]).iter().sum::<f64>());
+        let nested = s.scope(|c| c.clone_slice(&small[..1000]).iter().sum::<f64>());
         small.iter().sum::<f64>() + large[512] + nested
     })
 }
@@ -32,12 +32,12 @@ fn short_lived_threads_reuse_pooled_memory() {
     for seed in 0..20 {
         assert_eq!(run(seed), expected(seed));
     }
-    let (warm_rss, warm) = (rss_bytes(), arena::global_stats());
+    let (warm_rss, warm) = (rss_bytes(), arena::process::stats());
     assert!(warm.pool_bytes > 0, "exited threads gave nothing to the pool");
     for seed in 20..500 {
         assert_eq!(run(seed), expected(seed));
     }
-    let (rss, after) = (rss_bytes(), arena::global_stats());
+    let (rss, after) = (rss_bytes(), arena::process::stats());
     assert!(after.arenas_dropped >= 500);
     assert!(after.pool_hits >= warm.pool_hits + 480 * 2, "later threads were not served from the pool");
     assert_eq!(after.mmaps, warm.mmaps, "later threads mapped new memory");

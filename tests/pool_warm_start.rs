@@ -13,12 +13,12 @@ fn fresh_arenas_that_need_one_slab_reuse_the_same_slab() {
         arena.scope(|s| assert_eq!(s.zeroed::<u8>(64).len(), 64));
     };
     fresh_arena_round();
-    let warm = arena::global_stats();
+    let warm = arena::process::stats();
     assert_eq!((warm.pool_slabs, warm.pool_bytes), (1, arena::Config::DEFAULT.first_slab_bytes));
     for _ in 0..12 {
         fresh_arena_round();
     }
-    let after = arena::global_stats();
+    let after = arena::process::stats();
     assert_eq!(after.system_allocations, warm.system_allocations, "a later arena allocated a slab of its own");
     assert_eq!(after.pool_hits - warm.pool_hits, 12);
     assert_eq!((after.pool_slabs, after.pool_bytes), (warm.pool_slabs, warm.pool_bytes));

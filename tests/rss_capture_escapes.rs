@@ -13,7 +13,7 @@ static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
 
 #[test]
 fn escapes_hold_their_own_pages_not_their_chunks() {
-    let before = arena::capture_stats();
+    let before = arena::capture::stats();
     let baseline = rss_bytes();
     let mut kept = Vec::with_capacity(400);
     for i in 0..400_u64 {
@@ -23,7 +23,7 @@ fn escapes_hold_their_own_pages_not_their_chunks() {
         }));
     }
     let grown = rss_bytes().saturating_sub(baseline);
-    let stats = arena::capture_stats();
+    let stats = arena::capture::stats();
     eprintln!("400 escapes of 8 bytes: RSS grew by {} KiB; {stats:?}", grown >> 10);
     assert_eq!(stats.thread.escaped_allocations - before.thread.escaped_allocations, 400);
     assert!(stats.quarantined_runs >= 1, "the escapes are still live");

@@ -44,6 +44,6 @@ fn rotating_size_classes_keep_rss_flat_inside_one_capture() {
     let (grown, drift) = (early.saturating_sub(baseline) / MIB, (peak - early) / MIB);
     eprintln!("after 150 iterations: {grown} MiB over baseline; over the next 9,850: {drift} MiB more at peak");
     assert!(drift < 8, "RSS grew by {drift} MiB after the first 150 iterations");
-    let stats = arena::capture_stats();
+    let stats = arena::capture::stats();
     assert_eq!(stats.thread.escaped_allocations, 0, "{stats:?}");
 }

@@ -49,7 +49,7 @@ fn zero_sized_elements_are_aligned_for_their_type() {
     arena::scope(|s| {
         assert_eq!(s.from_fn(3, |_| Aligned64).as_ptr().addr() % 64, 0);
         assert_eq!(s.filled(5, Aligned64).as_ptr().addr() % 64, 0);
-        assert_eq!(s.from_slice(&[Aligned64; 4]).as_ptr().addr() % 64, 0);
+        assert_eq!(s.clone_slice(&[Aligned64; 4]).as_ptr().addr() % 64, 0);
         assert_eq!(s.zeroed::<Aligned64>(7).as_ptr().addr() % 64, 0);
         assert_eq!(s.from_iter([Aligned64; 2]).as_ptr().addr() % 64, 0);
         assert_eq!(s.try_from_fn(2, |_| AlignedPage).unwrap().as_ptr().addr() % 4096, 0);

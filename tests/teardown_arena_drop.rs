@@ -23,21 +23,21 @@ fn dropped_after_a_slab_and_a_large_block(config: arena::Config) -> arena::Stats
 
 #[test]
 fn a_dropped_arena_hands_its_slabs_and_cached_blocks_over_and_counts_the_rest() {
-    let start = arena::global_stats();
+    let start = arena::process::stats();
 
     // Only slabs: the pool takes them (one slab; none in bypass mode).
     let mut small = arena::Arena::with_config(ONE_SLAB_SIZE);
     small.scope(|s| drop(s.zeroed::<u8>(64)));
     let held_small = small.stats();
     drop(small);
-    let after_small = arena::global_stats();
+    let after_small = arena::process::stats();
     assert_eq!(after_small.pool_slabs, start.pool_slabs + held_small.slab_count);
     assert_eq!(after_small.pool_large_blocks, start.pool_large_blocks);
     assert_eq!(after_small.arenas_dropped, start.arenas_dropped + 1);
 
     // A warm large block besides the slab, which comes from the pool.
     let held_large = dropped_after_a_slab_and_a_large_block(ONE_SLAB_SIZE);
-    let after_large = arena::global_stats();
+    let after_large = arena::process::stats();
     let slabs_taken = (after_large.pool_hits - after_small.pool_hits) as usize;
     assert_eq!(slabs_taken, held_large.slab_count, "the slab came from the pool");
     assert_eq!(after_large.pool_slabs, after_small.pool_slabs - slabs_taken + held_large.slab_count);
@@ -47,7 +47,7 @@ fn a_dropped_arena_hands_its_slabs_and_cached_blocks_over_and_counts_the_rest() 
 
     // Without the pool, the slab and the cached block go back and are counted.
     let held = dropped_after_a_slab_and_a_large_block(arena::Config { use_pool: false, ..ONE_SLAB_SIZE });
-    let after_alone = arena::global_stats();
+    let after_alone = arena::process::stats();
     assert_eq!(after_alone.system_allocations, after_large.system_allocations + held.system_allocations);
     assert_eq!(
         after_alone.system_deallocations,

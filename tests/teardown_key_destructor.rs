@@ -27,9 +27,9 @@ unsafe extern "C" fn uses_the_arena(_: *mut libc::c_void) {
 #[test]
 fn an_arena_first_used_in_a_key_destructor_gives_its_memory_back() {
     // Nothing stays in the pool: what a dropped arena holds goes to the system.
-    arena::configure_pool(0);
-    let held_before = arena::process_held_bytes();
-    let dropped_before = arena::global_stats().arenas_dropped;
+    arena::process::set_pool_budget(0);
+    let held_before = arena::process::held_bytes();
+    let dropped_before = arena::process::stats().arenas_dropped;
     std::thread::spawn(|| {
         let mut key: libc::pthread_key_t = 0;
         // SAFETY: `key` is valid for a write; the destructor is an
@@ -43,6 +43,6 @@ fn an_arena_first_used_in_a_key_destructor_gives_its_memory_back() {
     .join()
     .expect("the thread exits");
     assert!(DESTRUCTOR_RAN.load(Ordering::SeqCst), "the key's destructor did not run");
-    assert_eq!(arena::global_stats().arenas_dropped - dropped_before, 1, "the thread's arena was never dropped");
-    assert_eq!(arena::process_held_bytes(), held_before, "the exited thread's arena still holds memory");
+    assert_eq!(arena::process::stats().arenas_dropped - dropped_before, 1, "the thread's arena was never dropped");
+    assert_eq!(arena::process::held_bytes(), held_before, "the exited thread's arena still holds memory");
 }

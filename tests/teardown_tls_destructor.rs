@@ -22,7 +22,7 @@ struct UsesArenaOnDrop(Sender<Report>);
 
 impl Drop for UsesArenaOnDrop {
     fn drop(&mut self) {
-        let before = arena::global_stats();
+        let before = arena::process::stats();
         let sum = arena::scope(|outer| {
             let a = outer.from_fn(1000, |i| i as f64);
             // A block of the outer scope while an inner one is open, and a
@@ -36,7 +36,7 @@ impl Drop for UsesArenaOnDrop {
             a.iter().sum::<f64>() + b
         });
         let arena_gone = arena::stats().high_water == 0;
-        let after = arena::global_stats();
+        let after = arena::process::stats();
         let _ = self.0.send(Report { sum, arena_gone, before, after });
     }
 }

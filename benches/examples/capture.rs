@@ -171,7 +171,7 @@ fn child(workload: &str, allocator: &str) {
         let (next, sum) = run(i, u);
         (u, checksum) = (next, checksum + sum);
     }
-    let (faults, escapes) = (minor_faults(), arena::capture_stats().thread.escaped_allocations);
+    let (faults, escapes) = (minor_faults(), arena::capture::stats().thread.escaped_allocations);
     let start = Instant::now();
     for i in 0..steps {
         let (next, sum) = run(i, black_box(u));
@@ -179,7 +179,7 @@ fn child(workload: &str, allocator: &str) {
     }
     let ns = start.elapsed().as_nanos() as f64 / steps as f64;
     let faults = (minor_faults() - faults) as f64 / steps as f64;
-    let escapes = (arena::capture_stats().thread.escaped_allocations - escapes) as f64 / steps as f64;
+    let escapes = (arena::capture::stats().thread.escaped_allocations - escapes) as f64 / steps as f64;
     checksum += u.sum() as usize;
     println!("{ns:.0} {faults:.2} {escapes:.2} {checksum}");
 }

@@ -22,7 +22,7 @@ fn reenter() {
     }
     let config = arena::config();
     let _ = arena::stats();
-    let _ = arena::global_stats();
+    let _ = arena::process::stats();
     arena::configure(config);
     arena::trim();
     // The harness may have set a byte limit the scope's request passes:

@@ -5,6 +5,8 @@
 
 use std::alloc::Layout;
 
+use allocator_api2::alloc::AllocError;
+
 use super::Arena;
 use super::slab_chain::SLAB_HEADER_BYTES;
 use crate::config::MAX_ALIGN_BYTES;
@@ -12,6 +14,7 @@ use crate::error::Failure;
 use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::mem::held::ProcessRefusal;
 use crate::mem::large::MapError;
+use crate::mem::slab::SlabRefused;
 
 impl Arena {
     /// Whether `layout` may take the bump path: not empty, aligned to at
@@ -66,6 +69,22 @@ impl Arena {
         Ok(())
     }
 
+    /// Forgets why an earlier request failed: called as a request that
+    /// leaves the fast path starts, so that its own failure is not blamed on
+    /// an earlier one.
+    pub(crate) fn forget_refusal(&mut self) {
+        self.process_refusal = None;
+    }
+
+    /// Notes why a slab for the current request could not be had, and
+    /// fails the request.
+    pub(super) fn refused_slab(&mut self, refused: SlabRefused) -> AllocError {
+        if let SlabRefused::OverProcessLimit(refusal) = refused {
+            self.process_refusal = Some(refusal);
+        }
+        AllocError
+    }
+
     /// Why a request for `layout` fails right now; for panic messages only.
     /// A small request is refused over the limit if a fresh slab's padding
     /// takes it there (where [`alloc_slow`](Arena::alloc_slow) refuses it).
@@ -73,16 +92,22 @@ impl Arena {
         if let Err(failure) = self.admit_padded(layout, fresh_slab_padding(layout)) {
             return failure;
         }
-        if let Some(refusal) = crate::mem::held::last_refusal() {
-            let ProcessRefusal { requested, held, limit } = refusal;
-            return Failure::OverProcessLimit { requested, held, limit };
+        if let Some(refusal) = self.process_refusal {
+            return over_process_limit(refusal);
         }
         match (self.is_small(layout), self.large.last_map_error) {
+            (false, Some(MapError::OverProcessLimit(refusal))) => over_process_limit(refusal),
             (false, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
             (false, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
             _ => Failure::Refused,
         }
     }
+}
+
+/// The failure of a request the process limit refused.
+fn over_process_limit(refusal: ProcessRefusal) -> Failure {
+    let ProcessRefusal { requested, held, limit } = refusal;
+    Failure::OverProcessLimit { requested, held, limit }
 }
 
 /// The padding in front of a block of `layout` at a fresh slab's first

@@ -21,7 +21,7 @@ impl Arena {
     /// The memory stays valid until a checkpoint taken before this call is
     /// restored, the scope open at the time of the call exits, or the arena
     /// is dropped. A zero-sized request returns a dangling, aligned pointer.
-    /// Requests of [`Config::large_threshold_bytes`] or more, counted in
+    /// Requests of [`Config::large_threshold_bytes`](crate::Config::large_threshold_bytes) or more, counted in
     /// whole 8-byte grains with the padding an alignment above 8 needs,
     /// get their own mapping (a large block).
     ///
@@ -35,7 +35,7 @@ impl Arena {
     ///
     /// # Errors
     /// [`AllocError`] if the alignment is larger than 4096, the request would
-    /// exceed [`Config::limit_bytes`], or the system refuses memory.
+    /// exceed [`Config::limit_bytes`](crate::Config::limit_bytes), or the system refuses memory.
     #[inline]
     pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if !self.is_small(layout) {
@@ -74,7 +74,7 @@ impl Arena {
     /// A small request the current slab has no room for: a fresh slab (or,
     /// in bypass mode, a system allocation of its own), from the system
     /// allocator, never the `#[global_allocator]` (see `crate::mem::system`): inside
-    /// a [`capture`](crate::capture) too, the arena's memory never comes from
+    /// a [`capture`](crate::capture()) too, the arena's memory never comes from
     /// the capture. Under the busy flag, as every slow path of an arena.
     #[cold]
     #[inline(never)]
@@ -137,7 +137,7 @@ impl Arena {
             Some(slab) => Ok(slab),
             None => {
                 self.counters.system_allocations += 1;
-                let slab = crate::mem::slab::Slab::allocate(bytes).ok_or(AllocError)?;
+                let slab = crate::mem::slab::Slab::allocate(bytes).map_err(|refused| self.refused_slab(refused))?;
                 self.publish();
                 Ok(slab)
             }

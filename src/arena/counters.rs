@@ -8,7 +8,7 @@ use crate::stats::{Counters, Stats, SystemCalls};
 
 impl Arena {
     /// Adds the counts since the last call to the process-wide counters. Called
-    /// on slow paths and by [`global_stats`](crate::global_stats), so the hot
+    /// on slow paths and by [`process::stats`](crate::process::stats), so the hot
     /// path never touches shared memory.
     pub(crate) fn publish(&mut self) {
         // Nothing to add is common (a drop that hands everything to the
@@ -44,7 +44,7 @@ impl Arena {
     /// Adds the counts since the last publication to the process-wide counters.
     #[inline(never)]
     fn publish_unpublished(&mut self) {
-        if let Some((_, totals)) = crate::process::pool::global() {
+        if let Some((_, totals)) = crate::shared::pool::global() {
             let published = self.published_large.with_calls(self.published);
             totals.add(&(self.all_counters() - published));
             (self.published, self.published_large) = (self.counters, self.large.counters);

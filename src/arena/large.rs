@@ -17,8 +17,8 @@ use crate::busy::{BusyGuard, thread_id};
 use crate::config::Config;
 use crate::mem::large::{LargeBlock, LargeBlockCache, MapError, RECORD_SLOT_BACK, size_class};
 use crate::mem::system::{SystemVec, system_vec};
-use crate::process::pool::SlabPool;
-use crate::process::sync::ReleaseFlag;
+use crate::shared::pool::SlabPool;
+use crate::shared::sync::ReleaseFlag;
 use crate::stats::Counters;
 
 /// The record of one large block handed out by an arena.
@@ -243,7 +243,7 @@ impl LargeBlocks {
 
     fn map(&mut self, class: usize, config: &Config) -> Result<LargeBlock, AllocError> {
         let mut mapped = LargeBlock::map(class, config.map_options);
-        if matches!(mapped, Err(MapError::OverProcessLimit)) && self.cache.warm_bytes + self.cache.cold_bytes > 0 {
+        if matches!(mapped, Err(MapError::OverProcessLimit(_))) && self.cache.warm_bytes + self.cache.cold_bytes > 0 {
             // The blocks this arena keeps for reuse count against the
             // process limit too: unmap them and try once more.
             self.cache.clear(&mut self.counters);

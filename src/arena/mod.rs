@@ -40,7 +40,8 @@ use self::slab_chain::SlabChain;
 use crate::busy::BusyGuard;
 use crate::config::{Config, MAX_ALIGN_BYTES};
 use crate::debug_mode::DebugMode;
-use crate::process::pool::{self, Shared};
+use crate::mem::held::ProcessRefusal;
+use crate::shared::pool::{self, Shared};
 use crate::stats::{Counters, SystemCalls};
 
 /// A bump allocator over a list of slabs.
@@ -114,6 +115,10 @@ pub struct Arena {
     config: Config,
     /// `ARENA_DEBUG`, resolved on the first slow path.
     debug: Option<DebugMode>,
+    /// The process limit's refusal of this arena's last failed request, if
+    /// that is why it failed: for the request's panic message. Cleared as
+    /// each request that leaves the fast path starts.
+    process_refusal: Option<ProcessRefusal>,
 }
 
 // SAFETY: an `Arena` owns all the memory it points to and keeps no reference
@@ -176,6 +181,7 @@ impl Arena {
             limit_below_use: false,
             config,
             debug: None,
+            process_refusal: None,
         }
     }
 

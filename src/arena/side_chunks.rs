@@ -18,7 +18,7 @@ use allocator_api2::alloc::AllocError;
 
 use super::{Arena, dangling};
 use crate::mem::bump::bump_up;
-use crate::mem::slab::Slab;
+use crate::mem::slab::{Slab, SlabRefused};
 use crate::mem::system::{SystemVec, system_vec};
 
 /// Smallest side chunk; side allocations are rare, so a few pages suffice.
@@ -97,11 +97,11 @@ impl SideChunks {
     /// spare chunk or a new one when the current chunk is full, or when the
     /// padding before the block there would take the count past `room`
     /// (the byte limit's room: padding counts): a chunk's start needs none.
-    pub(crate) fn alloc(&mut self, depth: usize, layout: Layout, room: usize) -> Result<SideAllocation, AllocError> {
-        let index = depth.checked_sub(1).ok_or(AllocError)?;
+    pub(crate) fn alloc(&mut self, depth: usize, layout: Layout, room: usize) -> Result<SideAllocation, SlabRefused> {
+        let index = depth.checked_sub(1).ok_or(SlabRefused::Refused)?;
         if self.by_depth.len() <= index {
             // Bookkeeping on a fallible path is fallible too.
-            self.by_depth.try_reserve(index + 1 - self.by_depth.len()).map_err(|_| AllocError)?;
+            self.by_depth.try_reserve(index + 1 - self.by_depth.len()).map_err(|_| SlabRefused::Refused)?;
             self.by_depth.resize_with(index + 1, SideBlocks::new);
         }
         let (size, align) = (layout.size(), layout.align());
@@ -113,7 +113,7 @@ impl SideChunks {
             None => {
                 // A chunk starts page-aligned, so `size` bytes fit at its start.
                 let wanted = size.max(SIDE_CHUNK_BYTES);
-                side.chunks.try_reserve(1).map_err(|_| AllocError)?;
+                side.chunks.try_reserve(1).map_err(|_| SlabRefused::Refused)?;
                 let spare = (0..self.spare.len())
                     .filter(|&i| self.spare[i].len() >= wanted)
                     .min_by_key(|&i| self.spare[i].len());
@@ -125,14 +125,14 @@ impl SideChunks {
                     }
                     None => {
                         new_chunk = true;
-                        Slab::allocate(wanted).ok_or(AllocError)?
+                        Slab::allocate(wanted)?
                     }
                 };
                 self.held_bytes += chunk.len();
                 side.ptr = chunk.start().as_ptr();
                 side.end = chunk.end_addr();
                 side.chunks.push(chunk);
-                bump_up(side.ptr.addr(), side.end, size, align).ok_or(AllocError)?
+                bump_up(side.ptr.addr(), side.end, size, align).ok_or(SlabRefused::Refused)?
             }
         };
         let used = placed.end - side.ptr.addr();
@@ -224,7 +224,7 @@ impl Arena {
         }
         self.admit(layout).map_err(|_| AllocError)?;
         let room = self.config.limit_bytes.saturating_sub(self.bytes_in_use());
-        let placed = self.side.alloc(depth, layout, room)?;
+        let placed = self.side.alloc(depth, layout, room).map_err(|refused| self.refused_slab(refused))?;
         self.counters.system_allocations += u64::from(placed.new_chunk);
         self.end_slow_path();
         self.debug_assert_invariants();

@@ -62,7 +62,7 @@ impl Drop for Arena {
                     let munmaps = &mut large.counters.munmaps;
                     large.cache.drain_warm(|block| *munmaps += u64::from(pool.give_block(block).is_some()));
                 }
-                counters.arenas_dropped.fetch_add(1, crate::process::sync::Ordering::Relaxed);
+                counters.arenas_dropped.fetch_add(1, crate::shared::sync::Ordering::Relaxed);
             }
             None => self.counters.system_deallocations += slabs.len() as u64,
         }

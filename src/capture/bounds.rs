@@ -2,8 +2,9 @@
 //! this pointer?" never sees a half-published region: a reader either sees
 //! no region (nothing matches) or all of it. Checked by a loom model
 //! (`capture/loom_models.rs`) against a concurrent first reservation.
+#![forbid(unsafe_code)]
 
-use crate::process::sync::{AtomicUsize, Ordering};
+use crate::shared::sync::{AtomicUsize, Ordering};
 
 /// Low bits of the word that hold `log2(region bytes)`. The region starts
 /// at a multiple of its size, at least 64, so they are zero in its address.

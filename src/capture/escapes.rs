@@ -1,4 +1,4 @@
-//! The opt-in escape report: with [`debug_capture_escapes`] on, every
+//! The opt-in escape report: with [`capture::debug_escapes`](crate::capture::debug_escapes) on, every
 //! captured allocation is recorded with a backtrace until it is freed, and
 //! the first capture to end with allocations still live reports the first of
 //! them (its size and where it was made). Without the `backtrace` feature a
@@ -14,7 +14,7 @@
 //! which holds std's process-wide backtrace lock while it allocates. So a
 //! record takes only raw frames, with the `backtrace` crate's unwinder (not
 //! std's, and not under std's lock), and symbols are looked up only when the
-//! report is read, in [`first_capture_escape`], with no lock of ours held.
+//! report is read, in [`capture::first_escape`](crate::capture::first_escape), with no lock of ours held.
 //!
 //! No lock of ours is held while this module allocates or frees through
 //! the global allocator, or while it takes another of its locks: frames are
@@ -24,6 +24,7 @@
 //! would not be. So an inner allocator that reads the report, or frees a
 //! captured block (which forgets its record), never waits for a lock its
 //! own thread holds.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -42,7 +43,7 @@ static LIVE: Mutex<SystemVec<(usize, Recorded)>> = Mutex::new(system_vec());
 static FIRST: Mutex<Option<FirstEscape>> = Mutex::new(None);
 
 /// A captured allocation that outlived its capture, as recorded when it was
-/// made. See [`debug_capture_escapes`].
+/// made. See [`capture::debug_escapes`](crate::capture::debug_escapes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EscapeReport {
@@ -108,7 +109,7 @@ struct FirstEscape {
 /// Turns the escape report on or off for the whole process. While on, every
 /// captured allocation records a backtrace (slow), and the first capture
 /// that ends with an allocation still live prints that allocation's size
-/// to standard error, once; [`first_capture_escape`] returns it with its
+/// to standard error, once; [`capture::first_escape`](crate::capture::first_escape) returns it with its
 /// backtrace.
 /// Allocations made while it was off are not recorded. Without the
 /// `backtrace` feature (on by default) no backtrace is recorded: the report
@@ -119,31 +120,31 @@ struct FirstEscape {
 /// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
 ///
 /// fn main() {
-///     arena::debug_capture_escapes(true);
+///     arena::capture::debug_escapes(true);
 ///     let kept = arena::capture(|| vec![0_u8; 1234]);
-///     arena::debug_capture_escapes(false);
-///     let report = arena::first_capture_escape().expect("the vector escaped");
+///     arena::capture::debug_escapes(false);
+///     let report = arena::capture::first_escape().expect("the vector escaped");
 ///     assert_eq!(report.bytes, 1234);
 ///     eprintln!("1234 bytes escaped, allocated at\n{}", report.backtrace);
 ///     drop(kept);
 /// }
 /// ```
-pub fn debug_capture_escapes(on: bool) {
+pub fn debug_escapes(on: bool) {
     if on {
         EVER_ON.store(true, Ordering::Relaxed);
     }
     ON.store(on, Ordering::Relaxed);
 }
 
-/// The first escape reported since [`debug_capture_escapes`] was turned on
+/// The first escape reported since [`capture::debug_escapes`](crate::capture::debug_escapes) was turned on
 /// for the first time, if any. Its backtrace is symbolized here, on each
 /// call (slow: it reads the binary's debug information); without the
 /// `backtrace` feature it is empty.
 ///
 /// ```
-/// assert!(arena::first_capture_escape().is_none());
+/// assert!(arena::capture::first_escape().is_none());
 /// ```
-pub fn first_capture_escape() -> Option<EscapeReport> {
+pub fn first_escape() -> Option<EscapeReport> {
     let _busy = BusyGuard::raise();
     let first = FIRST.lock().unwrap_or_else(PoisonError::into_inner);
     let (bytes, shared) = first.as_ref().map(|first| (first.bytes, Arc::clone(&first.frames)))?;
@@ -222,7 +223,7 @@ pub(crate) fn report_first(capture: (usize, u64)) {
     // error's lock, whose holder may be about to report too.
     drop(first);
     let where_made = if cfg!(feature = "backtrace") {
-        "arena::first_capture_escape() has its backtrace"
+        "arena::capture::first_escape() has its backtrace"
     } else {
         "the `backtrace` feature records where it was made"
     };

@@ -1,8 +1,9 @@
 //! The count of live allocations in one capture run: the only state that
 //! threads other than the run's owner write, and so the part the loom models
 //! check (`capture/loom_models.rs`).
+#![forbid(unsafe_code)]
 
-use crate::process::sync::{AtomicUsize, Ordering};
+use crate::shared::sync::{AtomicUsize, Ordering};
 
 /// The hold of the capture that owns a run: added when the run is taken,
 /// removed at the capture's exit. Far above any number of allocations, so

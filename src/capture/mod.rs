@@ -25,9 +25,9 @@ mod thread;
 mod loom_models;
 
 #[cfg(not(loom))]
-pub use escapes::{EscapeReport, debug_capture_escapes, first_capture_escape};
+pub use escapes::{EscapeReport, debug_escapes, first_escape};
 #[cfg(not(loom))]
-pub use global::{GlobalArena, capture, capture_stats, trim_capture};
+pub use global::{GlobalArena, capture, stats, trim};
 #[cfg(not(loom))]
 pub use stats::{CaptureCounts, CaptureStats};
 
@@ -54,7 +54,7 @@ mod global {
     ///         squares.iter().sum::<u64>()
     ///     });
     ///     assert_eq!(sum, 332_833_500);
-    ///     assert!(arena::capture_stats().thread.captured_allocations >= 1);
+    ///     assert!(arena::capture::stats().thread.captured_allocations >= 1);
     /// }
     /// ```
     ///
@@ -72,7 +72,7 @@ mod global {
     ///   default) give their pages back to the OS (`madvise(MADV_DONTNEED)`
     ///   on Linux; `MADV_FREE_REUSABLE` on macOS, `MADV_FREE` on the BSDs,
     ///   `MEM_RESET` on Windows, whose pages go once the OS wants them);
-    ///   [`trim_capture`] gives all of them back.
+    ///   [`capture::trim`](crate::capture::trim) gives all of them back.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the region (up to
     ///   32 GiB, 256 MiB on a 32-bit target, in twice as much address space
@@ -214,7 +214,7 @@ mod global {
     /// is reused at once or when the capture ends. Anything that outlives `f`
     /// (returned, stored, leaked, sent to another thread) stays valid: its
     /// memory is not reused until it is freed, on any thread; such
-    /// *escapes* are counted in [`capture_stats`]. Captures nest (the inner
+    /// *escapes* are counted in [`capture::stats`](crate::capture::stats). Captures nest (the inner
     /// one joins the outer); the capture also ends when `f` panics.
     ///
     /// ```
@@ -222,13 +222,13 @@ mod global {
     /// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
     ///
     /// fn main() {
-    ///     let before = arena::capture_stats();
+    ///     let before = arena::capture::stats();
     ///     let kept = arena::capture(|| {
     ///         let scratch = vec![1.0_f64; 4096];            // freed inside: reused
     ///         let kept: Vec<f64> = scratch.iter().map(|x| x * 2.0).collect();
     ///         kept                                          // escapes: never reused while live
     ///     });
-    ///     let after = arena::capture_stats();
+    ///     let after = arena::capture::stats();
     ///     assert_eq!(after.thread.escaped_allocations - before.thread.escaped_allocations, 1);
     ///     assert_eq!(kept.iter().sum::<f64>(), 8192.0);
     /// }
@@ -241,10 +241,10 @@ mod global {
     /// This thread's capture counters, and the region's process-wide state.
     ///
     /// ```
-    /// let stats = arena::capture_stats();
+    /// let stats = arena::capture::stats();
     /// assert!(stats.thread.escaped_bytes <= stats.thread.captured_bytes);
     /// ```
-    pub fn capture_stats() -> CaptureStats {
+    pub fn stats() -> CaptureStats {
         let region = Region::get();
         let (thread, process) = thread::stats();
         CaptureStats {
@@ -261,10 +261,10 @@ mod global {
     /// their bytes. The runs stay reserved and are reused (with fresh pages).
     ///
     /// ```
-    /// arena::trim_capture();
-    /// assert_eq!(arena::capture_stats().cached_bytes, 0);
+    /// arena::capture::trim();
+    /// assert_eq!(arena::capture::stats().cached_bytes, 0);
     /// ```
-    pub fn trim_capture() -> usize {
+    pub fn trim() -> usize {
         Region::get().map_or(0, Region::trim)
     }
 }

@@ -1,17 +1,18 @@
 //! What capture did: this thread's counters, the whole process's, and the
 //! process-wide state of the capture region.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A snapshot of [`capture`](crate::capture)'s counters, from
-/// [`capture_stats`](crate::capture_stats): this thread's counts, the same
+/// A snapshot of [`capture`](crate::capture())'s counters, from
+/// [`capture::stats`](crate::capture::stats): this thread's counts, the same
 /// counts summed over every thread, and the state of the capture region,
 /// which is process-wide.
 ///
 /// ```
-/// let before = arena::capture_stats();
+/// let before = arena::capture::stats();
 /// arena::capture(|| ());
-/// let after = arena::capture_stats();
+/// let after = arena::capture::stats();
 /// assert_eq!(after.thread.captures - before.thread.captures, 1);
 /// assert!(after.process.captures >= after.thread.captures);
 /// ```
@@ -29,7 +30,7 @@ pub struct CaptureStats {
     /// Whether capture serves requests in this process: [`GlobalArena`]
     /// has served a captured request and reserved its region (false before
     /// that, and always when `GlobalArena` is not the global allocator:
-    /// then [`capture`](crate::capture) just runs its closure).
+    /// then [`capture`](crate::capture()) just runs its closure).
     ///
     /// [`GlobalArena`]: crate::GlobalArena
     pub active: bool,
@@ -45,7 +46,7 @@ pub struct CaptureStats {
     pub reserved_bytes: usize,
 }
 
-/// What [`capture`](crate::capture) counted, on one thread or summed over
+/// What [`capture`](crate::capture()) counted, on one thread or summed over
 /// all ([`CaptureStats::thread`], [`CaptureStats::process`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

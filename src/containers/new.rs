@@ -198,37 +198,37 @@ impl<'s> Scope<'s> {
     /// ```
     /// let on_heap = vec![String::from("a"), String::from("b")];
     /// arena::scope(|s| {
-    ///     let copy = s.from_slice(&on_heap); // clones, in the scope
+    ///     let copy = s.clone_slice(&on_heap); // clones, in the scope
     ///     assert_eq!(copy[..], on_heap[..]);
     /// });
     /// ```
     ///
     /// # Panics
-    /// Where [`try_from_slice`](Scope::try_from_slice) errs.
+    /// Where [`try_clone_slice`](Scope::try_clone_slice) errs.
     #[track_caller]
-    pub fn from_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
-        infallible(self.generic_from_slice::<Infallible, T>(items))
+    pub fn clone_slice<T: Clone>(&self, items: &[T]) -> ScopedArray<'s, T> {
+        infallible(self.generic_clone_slice::<Infallible, T>(items))
     }
 
     /// An array of clones of `items`.
     ///
     /// ```
     /// arena::scope(|s| {
-    ///     let copy = s.try_from_slice(&[1, 2, 3]).unwrap();
+    ///     let copy = s.try_clone_slice(&[1, 2, 3]).unwrap();
     ///     assert_eq!(copy, [1, 2, 3]);
     /// });
     /// ```
     ///
     /// # Errors
     /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_from_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
-        self.generic_from_slice(items)
+    pub fn try_clone_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+        self.generic_clone_slice(items)
     }
 
-    /// [`from_slice`](Scope::from_slice) and [`try_from_slice`](Scope::try_from_slice).
+    /// [`clone_slice`](Scope::clone_slice) and [`try_clone_slice`](Scope::try_clone_slice).
     #[inline(always)]
     #[track_caller]
-    fn generic_from_slice<E: ErrorBehavior, T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, E> {
+    fn generic_clone_slice<E: ErrorBehavior, T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, E> {
         let memory = self.array_block::<E, T>(items.len())?;
         let ptr = memory.ptr.cast::<T>();
         // Until the array owns the block, a panicking `clone` drops the clones made so far.
@@ -246,7 +246,7 @@ impl<'s> Scope<'s> {
         Ok(unsafe { ScopedArray::from_raw_parts(ptr, items.len(), memory.large) })
     }
 
-    /// An array of copies of `items`: [`from_slice`](Scope::from_slice) for
+    /// An array of copies of `items`: [`clone_slice`](Scope::clone_slice) for
     /// `Copy` elements (like the peers' `alloc_slice_copy`).
     ///
     /// ```
@@ -266,7 +266,7 @@ impl<'s> Scope<'s> {
         infallible(self.generic_copy_slice::<Infallible, T>(items))
     }
 
-    /// An array of copies of `items`: [`try_from_slice`](Scope::try_from_slice)
+    /// An array of copies of `items`: [`try_clone_slice`](Scope::try_clone_slice)
     /// for `Copy` elements, which copies bytes instead of calling `clone`
     /// (a short slice without a `memcpy` call).
     ///

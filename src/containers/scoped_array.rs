@@ -190,7 +190,7 @@ impl<'s, T> ScopedArray<'s, T> {
 
     /// A copy of this array in the memory of `scope` (this array's scope or
     /// any other one): the `clone` of a scoped array, which needs to be told
-    /// where the copy lives. The same as `scope.from_slice(&array)`.
+    /// where the copy lives. The same as `scope.clone_slice(&array)`.
     ///
     /// ```
     /// arena::scope(|s| {
@@ -211,7 +211,7 @@ impl<'s, T> ScopedArray<'s, T> {
     where
         T: Clone,
     {
-        scope.from_slice(self)
+        scope.clone_slice(self)
     }
 
     /// An array of `f(x)` for every element `x`, in the memory of `scope`,
@@ -235,9 +235,11 @@ impl<'s, T> ScopedArray<'s, T> {
 }
 
 impl<'s> Scope<'s> {
-    /// Drops `array` now, returning its large block (if it has one) to the
-    /// arena's cache at once rather than at scope exit — the safe form of an
-    /// early free: the array is moved in, so no reference to it can remain.
+    /// Drops `array` now: an alias of `drop(array)`, named for what it does
+    /// to a large array, whose block goes back to the arena's cache at once
+    /// rather than at scope exit. The safe form of an early free: the array
+    /// is moved in, so no reference to it can remain. (A slab array's memory
+    /// comes back at scope exit either way.)
     ///
     /// ```
     /// arena::scope(|s| {

@@ -81,7 +81,7 @@ impl<'s> Scope<'s> {
     ///     let mut names = Vec::new();
     ///     for i in 0..3 {
     ///         let name = format!("col{i}");
-    ///         names.push(s.str_copy(&name)); // outlives `name`
+    ///         names.push(s.copy_str(&name)); // outlives `name`
     ///     }
     ///     assert_eq!(names, ["col0", "col1", "col2"]);
     /// });
@@ -90,7 +90,7 @@ impl<'s> Scope<'s> {
     /// # Panics
     /// If the arena cannot provide `text.len()` bytes.
     #[track_caller]
-    pub fn str_copy(&self, text: &str) -> &'s str {
+    pub fn copy_str(&self, text: &str) -> &'s str {
         self.string_from(text).into_str()
     }
 }

@@ -5,6 +5,7 @@
 //! [`StackReq`] from their `*_scratch` functions; users otherwise allocate a
 //! `MemBuffer` per call or keep one by hand. From a scope, the scratch of a
 //! loop body is a bump and comes back at the scope's exit.
+#![forbid(unsafe_code)]
 
 use std::convert::Infallible;
 use std::mem::MaybeUninit;

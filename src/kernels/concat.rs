@@ -20,7 +20,7 @@ fn total_len<T>(kernel: &str, parts: &[&[T]]) -> usize {
 ///
 /// ```
 /// arena::scope(|s| {
-///     let a = s.from_slice(&[1_u16, 2]);
+///     let a = s.clone_slice(&[1_u16, 2]);
 ///     let joined = arena::kernels::concat_in(&[&a, &[3, 4], &[]], s);
 ///     assert_eq!(joined[..], [1, 2, 3, 4]);
 /// });

@@ -50,7 +50,7 @@ fn allocation_failed<T>(kernel: &str, len: usize, failure: Failure) -> ! {
 fn failure_of<T>(len: usize) -> Failure {
     match std::alloc::Layout::array::<T>(len) {
         Err(_) => Failure::SizeOverflow,
-        Ok(layout) => crate::error::take_refusal(layout.size()).unwrap_or(Failure::AllocatorRefused),
+        Ok(layout) => crate::thread::refusal::take_refusal(layout.size()).unwrap_or(Failure::AllocatorRefused),
     }
 }
 

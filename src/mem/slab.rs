@@ -4,6 +4,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
+use crate::mem::held::ProcessRefusal;
+
 pub(crate) use crate::config::MAX_ALIGN_BYTES;
 
 /// Where slabs come from instead of [`System`], if a test set it
@@ -34,6 +36,15 @@ pub unsafe fn __set_slab_source(alloc: unsafe fn(Layout) -> *mut u8, dealloc: un
     let _ = SLAB_SOURCE.set(SlabSource { alloc, dealloc });
 }
 
+/// Why [`Slab::allocate`] made no slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlabRefused {
+    /// The bytes would take the process past its limit.
+    OverProcessLimit(ProcessRefusal),
+    /// A size of zero or past a `Layout`, or the system allocator's refusal.
+    Refused,
+}
+
 /// One region obtained from the system allocator (or the test's
 /// [`__set_slab_source`]) and returned to it on drop.
 ///
@@ -51,15 +62,15 @@ unsafe impl Send for Slab {}
 
 impl Slab {
     /// Asks the system allocator for `len` bytes (rounded up to whole pages);
-    /// `None` if `len` is zero, too large for a `Layout`, over the process
-    /// limit, or refused.
-    pub(crate) fn allocate(len: usize) -> Option<Slab> {
-        let len = crate::mem::bump::align_up(len, MAX_ALIGN_BYTES)?;
+    /// refused if `len` is zero, too large for a `Layout`, over the process
+    /// limit, or refused by the system allocator.
+    pub(crate) fn allocate(len: usize) -> Result<Slab, SlabRefused> {
+        let len = crate::mem::bump::align_up(len, MAX_ALIGN_BYTES).ok_or(SlabRefused::Refused)?;
         if len == 0 {
-            return None;
+            return Err(SlabRefused::Refused);
         }
-        let layout = Layout::from_size_align(len, MAX_ALIGN_BYTES).ok()?;
-        crate::mem::held::acquire(len).ok()?;
+        let layout = Layout::from_size_align(len, MAX_ALIGN_BYTES).map_err(|_| SlabRefused::Refused)?;
+        crate::mem::held::acquire(len).map_err(SlabRefused::OverProcessLimit)?;
         let start = match SLAB_SOURCE.get() {
             // SAFETY: `layout` has a non-zero size (checked above); the source
             // hands out blocks as `System` does (`__set_slab_source`'s contract).
@@ -69,9 +80,9 @@ impl Slab {
         };
         let Some(start) = NonNull::new(start) else {
             crate::mem::held::release(len);
-            return None;
+            return Err(SlabRefused::Refused);
         };
-        Some(Slab { start, len })
+        Ok(Slab { start, len })
     }
 
     /// The first byte, carrying the provenance of the whole slab.
@@ -129,8 +140,8 @@ mod tests {
 
     #[test]
     fn impossible_slab_is_refused_not_aborted() {
-        assert!(Slab::allocate(0).is_none());
-        assert!(Slab::allocate(usize::MAX - 100).is_none());
-        assert!(Slab::allocate(isize::MAX as usize).is_none());
+        assert_eq!(Slab::allocate(0).err(), Some(SlabRefused::Refused));
+        assert!(Slab::allocate(usize::MAX - 100).is_err());
+        assert!(Slab::allocate(isize::MAX as usize).is_err());
     }
 }

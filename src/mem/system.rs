@@ -5,6 +5,7 @@
 //! client of this crate ([`GlobalArena`](crate::GlobalArena), or a user's
 //! that opens scopes), so an arena operation that called it could re-enter
 //! the crate half done.
+#![forbid(unsafe_code)]
 
 use std::alloc::System;
 

@@ -231,10 +231,10 @@ impl ScopeRef {
             crate::thread::teardown::register_on_first_use();
         }
         let _busy = BusyGuard::raise();
-        crate::mem::held::forget_refusal();
+        self.arena_mut().forget_refusal();
         let made = self.alloc_cold_busy(layout);
         if made.is_err() {
-            crate::error::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
+            crate::thread::refusal::note_refusal(layout.size(), self.arena_mut().failure_reason(layout));
         }
         made
     }

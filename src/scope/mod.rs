@@ -118,9 +118,9 @@ pub fn config() -> Config {
 
 /// Replaces the configuration of this thread's arena (see [`Arena::configure`]).
 /// Other threads' arenas are not affected: rayon workers and other threads
-/// keep theirs. [`set_default_config`](crate::set_default_config) sets what
+/// keep theirs. [`set_default_config`](crate::process::set_default_config) sets what
 /// every new thread's arena starts with, and
-/// [`set_process_limit`](crate::set_process_limit) caps the memory of all
+/// [`process::set_limit`](crate::process::set_limit) caps the memory of all
 /// arenas together. Does nothing where [`stats`] returns all-zero stats.
 ///
 /// ```
@@ -160,7 +160,7 @@ pub fn trim() {
 /// ```
 /// arena::scope(|s| drop(s.zeroed::<u8>(100)));
 /// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(100)))).join().unwrap();
-/// let global = arena::global_stats();
+/// let global = arena::process::stats();
 /// assert!(global.arenas_dropped >= 1);
 /// assert!(global.system_allocations >= 1);
 /// ```
@@ -172,13 +172,13 @@ pub fn trim() {
 ///
 /// Returns all-zero figures when called from a global allocator in the middle
 /// of an arena operation of this thread (which may hold the pool's lock).
-pub fn global_stats() -> GlobalStats {
+pub fn process_stats() -> GlobalStats {
     if let Some(arena) = thread_arena() {
         // SAFETY: exclusive access for one call that runs no user code: no arena
         // operation is in progress on this thread (the busy flag was clear).
         unsafe { (*arena.as_ptr()).publish() }
     }
-    crate::process::pool::global_stats_published()
+    crate::shared::pool::global_stats_published()
 }
 
 /// Checks the invariants of this thread's arena (see

@@ -2,6 +2,7 @@
 //! in one `const` thread-local block. [`teardown`](super::teardown) owns
 //! the arena's life (first use, thread exit); whether an arena operation is
 //! under way is the separate busy bit (`crate::busy`).
+#![forbid(unsafe_code)]
 
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;

@@ -100,7 +100,7 @@ fn thread_arena_cold() -> Option<NonNull<Arena>> {
 }
 
 /// Registers the destructor of this thread's arena and gives the arena the
-/// process's default configuration ([`set_default_config`](crate::set_default_config)),
+/// process's default configuration ([`set_default_config`](crate::process::set_default_config)),
 /// if that has not happened yet. Called before the arena's first request for
 /// memory (by the allocation path) and by the entry points that read or
 /// change its state: the arena holds no memory then, so its configuration
@@ -131,7 +131,7 @@ pub(crate) fn register_on_first_use() {
     let _ = crate::debug_mode::DebugMode::from_env();
     if !registered {
         set_thread_flag(thread_flags::ARENA_GONE, true);
-    } else if let Some(config) = crate::process::limits::started_with() {
+    } else if let Some(config) = crate::shared::limits::started_with() {
         // SAFETY: the arena holds no memory (this runs before its first
         // request for memory) and no operation is under way on it; a scope
         // may be open, and reconfiguring an arena without memory leaves it

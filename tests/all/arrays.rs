@@ -40,7 +40,7 @@ fn constructors_produce_the_expected_contents() {
         assert_eq!(&s.zeroed::<i32>(3)[..], &[0, 0, 0]);
         assert_eq!(&s.filled(3, 2.5_f32)[..], &[2.5, 2.5, 2.5]);
         assert_eq!(&s.from_fn(4, |i| i as u8 * 3)[..], &[0, 3, 6, 9]);
-        assert_eq!(&s.from_slice(&["a", "b"])[..], &["a", "b"]);
+        assert_eq!(&s.clone_slice(&["a", "b"])[..], &["a", "b"]);
         assert_eq!(&s.from_iter((1..=4).rev())[..], &[4, 3, 2, 1]);
         assert_eq!(*s.boxed(String::from("x")), "x");
         assert_eq!(s.boxed(vec![1, 2]).into_inner(), vec![1, 2]);

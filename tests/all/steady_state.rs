@@ -6,7 +6,7 @@ fn iteration(s: &arena::Scope<'_>, round: usize) -> f64 {
     let b = s.filled(50_000, 0.5_f64);
     let mut v = s.vec();
     v.extend(a.iter().map(|x| x * 2.0));
-    let inner = s.scope(|c| c.from_slice(&b[..1000]).iter().sum::<f64>());
+    let inner = s.scope(|c| c.clone_slice(&b[..1000]).iter().sum::<f64>());
     let m = s.boxed([0_u8; 4096]);
     v.iter().sum::<f64>() + inner + m.len() as f64
 }

@@ -30,7 +30,8 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::NonNull;
 
-use arena::{CaptureStats, GlobalArena, capture, capture_stats, trim_capture};
+use arena::capture::CaptureStats;
+use arena::{GlobalArena, capture};
 
 use super::Violation;
 use super::pattern::{MAX_ITEM_BYTES, all_zero, noise, offset_for};
@@ -93,7 +94,7 @@ pub enum CaptureOp {
         /// Size.
         bytes: u32,
     },
-    /// [`trim_capture`](arena::trim_capture).
+    /// [`capture::trim`](arena::capture::trim).
     Trim,
 }
 
@@ -317,7 +318,7 @@ impl Model {
                 CaptureOp::FreeElsewhere { item } => self.free(item, true),
                 CaptureOp::AllocElsewhere { bytes } => self.alloc_elsewhere(bytes)?,
                 CaptureOp::Trim => {
-                    trim_capture();
+                    arena::capture::trim();
                 }
                 CaptureOp::Enter | CaptureOp::Exit => self.summary.skipped += 1,
             }
@@ -328,7 +329,7 @@ impl Model {
 
     fn enter(&mut self, ops: &mut impl Iterator<Item = CaptureOp>) -> Result<(), Violation> {
         let outermost = self.depth == 0;
-        let before = capture_stats();
+        let before = arena::capture::stats();
         if outermost {
             self.summary.captures += 1;
             self.current = Some(self.summary.captures);
@@ -342,7 +343,7 @@ impl Model {
             let escaped: Vec<&Item> =
                 self.items.iter().filter(|item| Some(item.origin) == number.map(Origin::Capture)).collect();
             let expected = (escaped.len() as u64, escaped.iter().map(|item| item.layout.size() as u64).sum::<u64>());
-            let after = capture_stats();
+            let after = arena::capture::stats();
             let counted = (
                 after.thread.escaped_allocations - before.thread.escaped_allocations,
                 after.thread.escaped_bytes - before.thread.escaped_bytes,
@@ -367,7 +368,7 @@ impl Model {
 
     /// Checks that exactly `expected` allocations were captured since `before`.
     fn check_captured(&mut self, before: &CaptureStats, expected: bool, what: &str) -> Result<(), Violation> {
-        let captured = capture_stats().thread.captured_allocations - before.thread.captured_allocations;
+        let captured = arena::capture::stats().thread.captured_allocations - before.thread.captured_allocations;
         if captured != u64::from(expected) {
             return Err(
                 self.violation(format!("{what}: {captured} allocations captured, expected {}", u64::from(expected)))
@@ -390,7 +391,7 @@ impl Model {
             self.summary.skipped += 1;
             return Ok(());
         }
-        let before = capture_stats();
+        let before = arena::capture::stats();
         // SAFETY: `layout` has a non-zero size.
         let ptr = unsafe { if zeroed { ARENA.alloc_zeroed(layout) } else { ARENA.alloc(layout) } };
         let origin = self.expected_origin(layout);
@@ -416,7 +417,7 @@ impl Model {
             self.summary.skipped += 1;
             return Ok(());
         }
-        let before = capture_stats();
+        let before = arena::capture::stats();
         let (old_ptr, old_layout, old_origin) = (old.ptr, old.layout, old.origin);
         // SAFETY: the item is live, allocated by `ARENA` with `old_layout`;
         // `new_size` is non-zero and small.
@@ -480,12 +481,12 @@ impl Model {
         let (ptr, captured) = std::thread::scope(|threads| {
             threads
                 .spawn(move || {
-                    let before = capture_stats();
+                    let before = arena::capture::stats();
                     // SAFETY: `layout` has a non-zero size.
                     let ptr = capture(|| unsafe { ARENA.alloc(layout) });
                     (
                         NonNull::new(ptr).map(SendPtr),
-                        capture_stats().thread.captured_allocations - before.thread.captured_allocations,
+                        arena::capture::stats().thread.captured_allocations - before.thread.captured_allocations,
                     )
                 })
                 .join()
@@ -538,7 +539,7 @@ impl Model {
     /// Outside a capture: the region holds resident at most the pages of
     /// the live captured items, plus the retention budget.
     fn check_held_bytes(&self) -> Result<(), Violation> {
-        let stats = capture_stats();
+        let stats = arena::capture::stats();
         let Some(RegionMapping { resident, merged }) = region_mapping(stats.reserved_bytes) else {
             return Ok(());
         };

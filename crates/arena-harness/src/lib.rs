@@ -246,7 +246,7 @@ pub enum Elem {
 pub enum Make {
     /// [`Scope::try_from_fn`](arena::Scope::try_from_fn).
     Generated,
-    /// [`Scope::try_from_slice`](arena::Scope::try_from_slice) (from_fn for
+    /// [`Scope::try_clone_slice`](arena::Scope::try_clone_slice) (from_fn for
     /// the struct types).
     Cloned,
     /// [`Scope::try_zeroed`](arena::Scope::try_zeroed), checked to read as

@@ -1,5 +1,6 @@
 //! The invariants of a thread's capture state, stated on
 //! [`CaptureThread`], checked in full after each slow path of a debug build.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::Ordering;
 

@@ -3,6 +3,7 @@
 //! region), listing a run that has emptied as idle, and giving every run up
 //! at the outermost exit (empty ones to the region's cache, the others
 //! quarantined with their dead pages given back).
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::Ordering;
 

@@ -1,5 +1,6 @@
 //! The standard traits of [`ScopedVec`]: it reads as a slice, compares and
 //! prints as one, and clones into its own scope.
+#![forbid(unsafe_code)]
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};

@@ -7,6 +7,7 @@ use std::io;
 use std::ptr::NonNull;
 
 use crate::config::{MapOptions, ReturnMode};
+use crate::mem::held::ProcessRefusal;
 use crate::sys::{self, Commit, Discard, Mapping};
 
 /// The mapping length used for a request of `bytes`: whole OS pages, rounded
@@ -59,8 +60,8 @@ pub(crate) enum MapError {
     /// The OS refused to lock the pages.
     Lock(Option<i32>),
     /// The mapping would pass the process limit
-    /// ([`set_process_limit`](crate::set_process_limit)).
-    OverProcessLimit,
+    /// ([`process::set_limit`](crate::process::set_limit)).
+    OverProcessLimit(ProcessRefusal),
 }
 
 // SAFETY: a block owns its mapping exclusively (`ptr` points into it); moving
@@ -89,7 +90,7 @@ impl LargeBlock {
             return Err(MapError::Map(None));
         }
         let held = len.checked_add(header).ok_or(MapError::Map(None))?;
-        crate::mem::held::acquire(held).map_err(|_| MapError::OverProcessLimit)?;
+        crate::mem::held::acquire(held).map_err(MapError::OverProcessLimit)?;
         // Under Miri, which has no `madvise`, every block is page-aligned.
         let huge = sys::huge_page_bytes().filter(|&huge| len >= huge && !cfg!(miri));
         // The block and a huge page: the header fits in the room before the

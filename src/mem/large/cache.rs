@@ -8,6 +8,7 @@
 //! `sys::Discard`) or unmapped. Never on every scope exit inside the budget:
 //! giving the pages back per iteration costs as much as a fresh mapping
 //! (every page faults again).
+#![forbid(unsafe_code)]
 
 use super::block::LargeBlock;
 use crate::config::ReturnMode;

@@ -22,7 +22,7 @@ fn main() {
     assert_eq!(total, 3_004.0);
 
     // An owned value built from scoped data may be returned.
-    let copied: Vec<u8> = arena::scope(|s| s.from_slice(&[1_u8, 2, 3]).to_vec());
+    let copied: Vec<u8> = arena::scope(|s| s.clone_slice(&[1_u8, 2, 3]).to_vec());
     assert_eq!(copied, [1, 2, 3]);
 
     // A variable declared outside receives plain values only.
@@ -40,7 +40,7 @@ fn main() {
         let n = s.scope(|c| {
             let tmp = c.from_fn(4, |i| i as u32);
             parent.copy_from_slice(&tmp);
-            grown.push(s.from_slice(&tmp));
+            grown.push(s.clone_slice(&tmp));
             tmp.len()
         });
         assert_eq!(n, 4);

@@ -178,7 +178,7 @@ impl<'s> Frame<'s, '_> {
         let (made, zeroed) = match make {
             Make::Generated => (from_fn(), false),
             Make::Cloned => match T::view(noise) {
-                Some(items) => (scope.try_from_slice(items), false),
+                Some(items) => (scope.try_clone_slice(items), false),
                 None => (from_fn(), false),
             },
             Make::Zeroed => match T::try_zeroed(scope, len) {

@@ -29,7 +29,7 @@ const SLAB_HEADER_BYTES: usize = 64;
 const MAX_LIVE_LARGE: usize = 3;
 /// Longest vector the harness builds.
 const MAX_VEC_ELEMS: usize = 1 << 19;
-/// Longest array filled element by element (`from_fn`, `from_slice`).
+/// Longest array filled element by element (`from_fn`, `clone_slice`).
 const FILL_BY_ELEMENT_MAX: usize = 1 << 16;
 /// Owned arenas kept between owned scopes of a run.
 const SPARE_ARENAS: usize = 2;

@@ -7,12 +7,13 @@
 //! of back to the OS; a new thread (a fresh rayon worker) takes from the pool
 //! before asking the OS, and starts its slabs at the size the process has
 //! needed so far rather than the smallest. Every shared field sits behind the
-//! `sync` shim and is checked by the loom models in `process/loom_models.rs`.
+//! `sync` shim and is checked by the loom models in `shared/loom_models.rs`.
+#![forbid(unsafe_code)]
 
 use crate::mem::large::LargeBlock;
 use crate::mem::slab::Slab;
 use crate::mem::system::{SystemVec, system_vec};
-use crate::process::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::shared::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::stats::Counters;
 
 /// Default bound on the bytes the pool holds.
@@ -66,7 +67,7 @@ impl SlabPool {
         }
     }
 
-    fn held(&self) -> crate::process::sync::MutexGuard<'_, PoolContents> {
+    fn held(&self) -> crate::shared::sync::MutexGuard<'_, PoolContents> {
         // A panic while the lock is held cannot leave `PoolContents` inconsistent
         // (every update is a push/pop plus an add), so poisoning is ignored.
         self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -292,7 +293,7 @@ pub(crate) const fn global() -> Option<&'static Shared> {
     None
 }
 
-/// The process-wide figures as published so far (see [`crate::global_stats`]).
+/// The process-wide figures as published so far (see [`crate::process::stats`]).
 pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
     if crate::busy::thread_is_busy() {
         return crate::stats::GlobalStats::default();
@@ -320,11 +321,11 @@ pub(crate) fn global_stats_published() -> crate::stats::GlobalStats {
 /// operation of this thread.
 ///
 /// ```
-/// arena::configure_pool(64 << 20); // keep at most 64 MiB of exited threads' memory
+/// arena::process::set_pool_budget(64 << 20); // keep at most 64 MiB of exited threads' memory
 /// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(1 << 20)))).join().unwrap();
-/// assert!(arena::global_stats().pool_bytes <= 64 << 20);
+/// assert!(arena::process::stats().pool_bytes <= 64 << 20);
 /// ```
-pub fn configure_pool(budget_bytes: usize) {
+pub fn set_pool_budget(budget_bytes: usize) {
     if crate::busy::thread_is_busy() {
         return;
     }
@@ -340,12 +341,12 @@ fn count_released(counters: &GlobalCounters, released: Released) {
 }
 
 /// Returns everything the process-wide pool holds to the OS now, keeping its
-/// budget. Does nothing where [`configure_pool`] does nothing.
+/// budget. Does nothing where [`process::set_pool_budget`](crate::process::set_pool_budget) does nothing.
 ///
 /// ```
 /// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(1 << 20)))).join().unwrap();
-/// arena::trim_pool();
-/// assert_eq!(arena::global_stats().pool_bytes, 0);
+/// arena::process::trim_pool();
+/// assert_eq!(arena::process::stats().pool_bytes, 0);
 /// ```
 pub fn trim_pool() {
     if crate::busy::thread_is_busy() {

@@ -1,6 +1,7 @@
 //! The synchronisation primitives of everything shared between threads: `std`
 //! normally, `loom` when built with `RUSTFLAGS="--cfg loom"`, so that the loom
-//! models in `process/loom_models.rs` check the very types the crate uses.
+//! models in `shared/loom_models.rs` check the very types the crate uses.
+#![forbid(unsafe_code)]
 
 #[cfg(loom)]
 pub(crate) use loom::sync::Mutex;

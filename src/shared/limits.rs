@@ -6,6 +6,7 @@
 //! slab or side block, a new large mapping), never on the bump path: the
 //! bytes counted are those of slabs, side blocks and large mappings held by
 //! any arena or by the process-wide pool, in use or kept for reuse.
+#![forbid(unsafe_code)]
 
 use std::sync::{Mutex, PoisonError};
 
@@ -20,31 +21,31 @@ static DEFAULT_CONFIG: Mutex<Option<Config>> = Mutex::new(None);
 /// of each existing thread that has not used its arena yet. Arenas in use
 /// keep theirs ([`configure`](crate::configure) changes the calling
 /// thread's); [`Arena::new`](crate::Arena::new) keeps [`Config::DEFAULT`]
-/// (use `Arena::with_config(arena::default_config())`).
+/// (use `Arena::with_config(arena::process::default_config())`).
 ///
 /// ```
 /// let config = arena::Config { retain_bytes: 8 << 20, ..arena::Config::DEFAULT };
-/// arena::set_default_config(config);
+/// arena::process::set_default_config(config);
 /// let worker = std::thread::spawn(arena::config).join().unwrap();
 /// assert_eq!(worker.retain_bytes, 8 << 20);
-/// assert_eq!(arena::default_config(), config);
-/// arena::set_default_config(arena::Config::DEFAULT);
+/// assert_eq!(arena::process::default_config(), config);
+/// arena::process::set_default_config(arena::Config::DEFAULT);
 /// ```
 pub fn set_default_config(config: Config) {
     *DEFAULT_CONFIG.lock().unwrap_or_else(PoisonError::into_inner) = Some(config.normalized());
 }
 
 /// The configuration new thread arenas start with ([`Config::DEFAULT`]
-/// unless [`set_default_config`] changed it).
+/// unless [`process::set_default_config`](crate::process::set_default_config) changed it).
 ///
 /// ```
-/// assert_eq!(arena::default_config().limit_bytes, arena::Config::DEFAULT.limit_bytes);
+/// assert_eq!(arena::process::default_config().limit_bytes, arena::Config::DEFAULT.limit_bytes);
 /// ```
 pub fn default_config() -> Config {
     started_with().unwrap_or(Config::DEFAULT)
 }
 
-/// The configuration set by [`set_default_config`], if any.
+/// The configuration set by [`process::set_default_config`](crate::process::set_default_config), if any.
 pub(crate) fn started_with() -> Option<Config> {
     // Copying the value out allocates nothing, so the lock is never held
     // across a call that could re-enter the crate.
@@ -62,33 +63,33 @@ pub(crate) fn started_with() -> Option<Config> {
 /// bump path, so a thread may go on allocating from the slabs it holds.
 ///
 /// ```
-/// arena::set_process_limit(64 << 20);
+/// arena::process::set_limit(64 << 20);
 /// let refused = std::thread::spawn(|| arena::scope(|s| s.try_zeroed::<u8>(128 << 20).is_err()));
 /// assert!(refused.join().unwrap());
-/// arena::set_process_limit(usize::MAX);
+/// arena::process::set_limit(usize::MAX);
 /// ```
-pub fn set_process_limit(bytes: usize) {
+pub fn set_limit(bytes: usize) {
     held::set_limit(bytes);
 }
 
-/// The limit set by [`set_process_limit`] (`usize::MAX`: none).
+/// The limit set by [`process::set_limit`](crate::process::set_limit) (`usize::MAX`: none).
 ///
 /// ```
-/// assert_eq!(arena::process_limit(), usize::MAX);
+/// assert_eq!(arena::process::limit(), usize::MAX);
 /// ```
-pub fn process_limit() -> usize {
+pub fn limit() -> usize {
     held::limit()
 }
 
 /// Bytes all arenas and the pool hold from the system now (what
-/// [`set_process_limit`] caps).
+/// [`process::set_limit`](crate::process::set_limit) caps).
 ///
 /// ```
 /// arena::scope(|s| {
 ///     let _block = s.zeroed::<u8>(4 << 20);
-///     assert!(arena::process_held_bytes() >= 4 << 20);
+///     assert!(arena::process::held_bytes() >= 4 << 20);
 /// });
 /// ```
-pub fn process_held_bytes() -> usize {
+pub fn held_bytes() -> usize {
     held::held_bytes()
 }
