@@ -56,7 +56,7 @@ const MAX_CAPTURED_ALIGN: usize = 4096;
 /// live items; an operation with nothing to act on is skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaptureOp {
-    /// Runs the following operations inside [`capture`](arena::capture)
+    /// Runs the following operations inside [`capture`](arena::capture())
     /// (nested in the current one, if any).
     Enter,
     /// Returns from the current capture's closure.

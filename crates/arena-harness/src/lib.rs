@@ -94,7 +94,7 @@
 //! # Capture
 //!
 //! [`run_capture`] checks
-//! [`GlobalArena`](arena::GlobalArena) and [`capture`](arena::capture) the
+//! [`GlobalArena`](arena::GlobalArena) and [`capture`](arena::capture()) the
 //! same way, with operations of their own ([`CaptureOp`]):
 //! interleaved captured and uncaptured `alloc`/`realloc`/`dealloc`, frees
 //! and allocations on other threads, nested captures; after every step no
