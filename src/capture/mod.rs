@@ -121,6 +121,12 @@ mod global {
         /// in the region's cache, and up to `bytes` in each running capture;
         /// beyond that their pages go back to the OS.
         ///
+        /// The capture region is the process's, shared by every
+        /// `GlobalArena` value: the budget of the first one to serve a
+        /// captured request holds for all of them from then on, and another
+        /// value's budget is not used ([`CaptureStats::retain_bytes`] says
+        /// which is in effect).
+        ///
         /// ```
         /// static GLOBAL: arena::GlobalArena = arena::GlobalArena::new().with_retain_bytes(256 << 20);
         /// ```
@@ -254,6 +260,7 @@ mod global {
             quarantined_runs: region::quarantined_runs(),
             cached_bytes: region.map_or(0, Region::warm_bytes),
             reserved_bytes: region.map_or(0, Region::reserved_bytes),
+            retain_bytes: thread::retain_bytes(),
         }
     }
 

@@ -2,7 +2,9 @@
 //! process-wide state of the capture region.
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::busy::BusyGuard;
 
 /// A snapshot of [`capture`](crate::capture())'s counters, from
 /// [`capture::stats`](crate::capture::stats): this thread's counts, the same
@@ -44,6 +46,13 @@ pub struct CaptureStats {
     /// Address space reserved for capture (0 until `GlobalArena` serves a
     /// captured request).
     pub reserved_bytes: usize,
+    /// The retention budget in effect: the region is the process's, so the
+    /// budget of the first [`GlobalArena`] to capture holds for every
+    /// instance (see [`GlobalArena::with_retain_bytes`]).
+    ///
+    /// [`GlobalArena`]: crate::GlobalArena
+    /// [`GlobalArena::with_retain_bytes`]: crate::GlobalArena::with_retain_bytes
+    pub retain_bytes: usize,
 }
 
 /// What [`capture`](crate::capture()) counted, on one thread or summed over
@@ -61,6 +70,11 @@ pub struct CaptureCounts {
     /// arena's own bookkeeping, alignments above 4096, a full region, or no
     /// region at all.
     pub forwarded_allocations: u64,
+    /// Of those, the requests forwarded because the region had no room left
+    /// for them (or, on Windows, the system refused to commit its pages):
+    /// escapes hold that much of it. The first capture that forwards one
+    /// says so on standard error, once per process.
+    pub forwarded_full_allocations: u64,
     /// Captured allocations still live when their capture ended (returned,
     /// stored, leaked or sent away): their memory is never reused while they
     /// live.
@@ -75,16 +89,18 @@ impl CaptureCounts {
         captured_allocations: 0,
         captured_bytes: 0,
         forwarded_allocations: 0,
+        forwarded_full_allocations: 0,
         escaped_allocations: 0,
         escaped_bytes: 0,
     };
 
-    fn fields(&self) -> [u64; 6] {
+    fn fields(&self) -> [u64; 7] {
         [
             self.captures,
             self.captured_allocations,
             self.captured_bytes,
             self.forwarded_allocations,
+            self.forwarded_full_allocations,
             self.escaped_allocations,
             self.escaped_bytes,
         ]
@@ -92,7 +108,7 @@ impl CaptureCounts {
 }
 
 /// The process's counts, in the order of [`CaptureCounts::fields`].
-static PROCESS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
+static PROCESS: [AtomicU64; 7] = [const { AtomicU64::new(0) }; 7];
 
 /// Adds what a thread counted since it last added (`now - added`).
 pub(crate) fn add_to_process(now: &CaptureCounts, added: &CaptureCounts) {
@@ -103,15 +119,40 @@ pub(crate) fn add_to_process(now: &CaptureCounts, added: &CaptureCounts) {
     }
 }
 
+/// Says once per process, on standard error, that a capture forwarded a
+/// request because the region was full: capture then serves less and less,
+/// and nothing else would tell.
+pub(crate) fn report_full_region() {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        // The message allocates nothing, but printing may wait for standard
+        // error's lock; the thread is marked busy like every other path of
+        // the arena that reaches code outside it.
+        let _busy = BusyGuard::raise();
+        eprintln!(
+            "arena: the capture region is full: requests go to the inner allocator until escapes are freed \
+             (arena::capture::stats().process.forwarded_full_allocations counts them)"
+        );
+    }
+}
+
 /// The process's counts.
 pub(crate) fn process() -> CaptureCounts {
-    let [captures, captured_allocations, captured_bytes, forwarded_allocations, escaped_allocations, escaped_bytes] =
-        PROCESS.each_ref().map(|total| total.load(Ordering::Relaxed));
+    let [
+        captures,
+        captured_allocations,
+        captured_bytes,
+        forwarded_allocations,
+        forwarded_full_allocations,
+        escaped_allocations,
+        escaped_bytes,
+    ] = PROCESS.each_ref().map(|total| total.load(Ordering::Relaxed));
     CaptureCounts {
         captures,
         captured_allocations,
         captured_bytes,
         forwarded_allocations,
+        forwarded_full_allocations,
         escaped_allocations,
         escaped_bytes,
     }

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES, SMALL_MAX_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, SMALL_MAX_BYTES, retain_bytes};
 use crate::busy::BusyGuard;
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 
@@ -97,7 +97,7 @@ impl CaptureThread {
                 }
             }
         }
-        if warm_bytes != self.idle_warm_bytes.get() || warm_bytes > RETAIN_BYTES.load(Ordering::Relaxed) {
+        if warm_bytes != self.idle_warm_bytes.get() || warm_bytes > retain_bytes() {
             return Err("`idle_warm_bytes` is the warm idle runs' bytes, within the retention budget");
         }
         Ok(())

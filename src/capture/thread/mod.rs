@@ -45,9 +45,13 @@ const NO_BASE: usize = 0;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
-/// The retention budget of the installed [`GlobalArena`](super::GlobalArena),
-/// stored on its slow paths, read where runs go back to the cache.
-static RETAIN_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_RETAIN_BYTES);
+/// The region's retention budget plus one; `BUDGET_UNSET` until the first
+/// [`GlobalArena`](super::GlobalArena) to reach the slow path sets it, once:
+/// the region and its idle runs are the process's, so one budget holds for
+/// them all, and a budget that changed later could leave more idle than it
+/// allows.
+static RETAIN_BYTES_PLUS_ONE: AtomicUsize = AtomicUsize::new(BUDGET_UNSET);
+const BUDGET_UNSET: usize = 0;
 
 std::thread_local! {
     /// `const` and without a destructor: reachable from the global allocator
@@ -208,7 +212,7 @@ impl CaptureThread {
         if thread_is_busy() {
             return self.forward();
         }
-        set_retain_bytes(retain_bytes);
+        fix_retain_bytes(retain_bytes);
         let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
@@ -221,7 +225,7 @@ impl CaptureThread {
                 Some(ptr) => ptr,
                 None => {
                     if self.next_chunk(region).is_none() {
-                        return self.forward();
+                        return self.forward_for_room();
                     }
                     self.bump_small(size, align).expect("an empty chunk holds every small request")
                 }
@@ -235,7 +239,7 @@ impl CaptureThread {
             return self.forward();
         };
         let Some(run) = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks)) else {
-            return self.forward();
+            return self.forward_for_room();
         };
         let record = region.record(run);
         record.bump.store(false, Ordering::Relaxed);
@@ -253,6 +257,12 @@ impl CaptureThread {
     fn forward(&self) -> Option<NonNull<u8>> {
         self.count(|s| s.forwarded_allocations += 1);
         None
+    }
+
+    /// Forwards a request the region has no room for.
+    fn forward_for_room(&self) -> Option<NonNull<u8>> {
+        self.count(|s| s.forwarded_full_allocations += 1);
+        self.forward()
     }
 
     /// Frees an allocation of `size` bytes at `ptr`, in the region.
@@ -313,7 +323,7 @@ impl CaptureThread {
                 // before), so the run was quarantined; it is idle now.
                 region::note_unquarantined();
                 record.next_held.store(NO_RUN, Ordering::Relaxed);
-                region.release_runs(chunk, RETAIN_BYTES.load(Ordering::Relaxed));
+                region.release_runs(chunk, retain_bytes());
             }
             HOLD if record.owner.load(Ordering::Relaxed) == self.token() => {
                 // Held by this thread's capture and empty: reusable by it.
@@ -437,7 +447,11 @@ impl CaptureThread {
         self.fast_limit.set(0);
         self.give_up_runs();
         let counts = self.counts();
-        stats::add_to_process(&counts, &self.added_to_process.replace(counts));
+        let added = self.added_to_process.replace(counts);
+        stats::add_to_process(&counts, &added);
+        if counts.forwarded_full_allocations > added.forwarded_full_allocations {
+            stats::report_full_region();
+        }
         self.debug_check_invariants();
     }
 
@@ -502,10 +516,22 @@ pub(crate) fn resize_in_place(chunk: u32, ptr: *mut u8, layout: Layout, new_size
     THREAD.with(|thread| thread.resize_in_place(region, chunk, ptr, layout, new_size))
 }
 
-/// Records the installed allocator's retention budget.
-fn set_retain_bytes(bytes: usize) {
-    if RETAIN_BYTES.load(Ordering::Relaxed) != bytes {
-        RETAIN_BYTES.store(bytes, Ordering::Relaxed);
+/// Sets the region's retention budget to `bytes` unless it is set already.
+fn fix_retain_bytes(bytes: usize) {
+    if RETAIN_BYTES_PLUS_ONE.load(Ordering::Relaxed) == BUDGET_UNSET {
+        // `usize::MAX` keeps every idle run, as `usize::MAX - 1` does.
+        let plus_one = bytes.saturating_add(1);
+        // Losing the race leaves the winner's budget, as intended.
+        let _ = RETAIN_BYTES_PLUS_ONE.compare_exchange(BUDGET_UNSET, plus_one, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// The region's retention budget: that of the first [`GlobalArena`](super::GlobalArena)
+/// to reach its slow path (the default before any did).
+pub(crate) fn retain_bytes() -> usize {
+    match RETAIN_BYTES_PLUS_ONE.load(Ordering::Relaxed) {
+        BUDGET_UNSET => DEFAULT_RETAIN_BYTES,
+        plus_one => plus_one - 1,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_BASE, NO_ROOM, RETAIN_BYTES};
+use super::{CaptureThread, NO_BASE, NO_ROOM, retain_bytes};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
 use crate::capture::region::{self, CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
@@ -59,7 +59,7 @@ impl CaptureThread {
         let record = region.record(run);
         let bytes = record.bytes();
         let (class, _) = run_class(bytes / CHUNK_BYTES).expect("a run has a class");
-        let warm = self.idle_warm_bytes.get() + bytes <= RETAIN_BYTES.load(Ordering::Relaxed);
+        let warm = self.idle_warm_bytes.get() + bytes <= retain_bytes();
         let list = if warm { &self.idle_warm[class] } else { &self.idle_cold[class] };
         if warm {
             self.idle_warm_bytes.set(self.idle_warm_bytes.get() + bytes);
@@ -128,7 +128,7 @@ impl CaptureThread {
             }
             run = next;
         }
-        region.release_runs(empty, RETAIN_BYTES.load(Ordering::Relaxed));
+        region.release_runs(empty, retain_bytes());
         if self.recording.replace(false) && escaped {
             escapes::report_first(self.capture_key());
         }

@@ -1,0 +1,58 @@
+//! A capture region that escapes have filled: requests are forwarded to the
+//! inner allocator and counted as forwarded for want of room. Its own test
+//! binary: it fills the process's one region, which every later capture in
+//! the process would then find full.
+
+use std::hint::black_box;
+
+#[global_allocator]
+static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
+
+/// Address space only: the vectors are never written, so they hold no pages.
+const ESCAPE_BYTES: usize = 1 << 30;
+
+#[test]
+fn a_region_full_of_escapes_forwards_and_counts_each_request() {
+    let before = arena::capture::stats();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    // Fills the region (as long as its reservation, at most 32 GiB) with
+    // escaped runs, one per capture.
+    let mut full_at = None;
+    for i in 0..200 {
+        let escaped = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES)));
+        kept.push(escaped);
+        let stats = arena::capture::stats();
+        let room_refusals = stats.thread.forwarded_full_allocations - before.thread.forwarded_full_allocations;
+        if room_refusals > 0 {
+            full_at = Some((i, stats));
+            break;
+        }
+    }
+    let (captures, stats) = full_at.expect("a region of at most 32 GiB fills with 1 GiB escapes");
+    // The region is half the address space reserved for it (the other half
+    // aligns it); every capture before it filled was served from it.
+    let region_runs = stats.reserved_bytes / 2 / ESCAPE_BYTES;
+    assert!(captures >= region_runs.saturating_sub(1), "full after {captures} escapes of 1 GiB: {stats:?}");
+    let captured = stats.thread.captured_bytes - before.thread.captured_bytes;
+    assert_eq!(captured, (captures * ESCAPE_BYTES) as u64);
+    assert_eq!(stats.thread.forwarded_full_allocations - before.thread.forwarded_full_allocations, 1);
+    assert!(stats.thread.forwarded_allocations - before.thread.forwarded_allocations >= 1);
+    // The process's counts include this thread's once its capture ended.
+    assert!(stats.process.forwarded_full_allocations >= 1, "{stats:?}");
+
+    // Small requests find no room either once their chunk is used up.
+    let small = arena::capture(|| {
+        let values: Vec<Box<u64>> = (0..100_000).map(|i| Box::new(black_box(i))).collect();
+        values.iter().map(|b| **b).sum::<u64>()
+    });
+    assert_eq!(small, 99_999 * 100_000 / 2);
+    let after_small = arena::capture::stats();
+    assert!(after_small.thread.forwarded_full_allocations > stats.thread.forwarded_full_allocations);
+
+    // Freed escapes make room again.
+    drop(kept);
+    let refused_before = arena::capture::stats().thread.forwarded_full_allocations;
+    let served = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES)).capacity());
+    assert_eq!(served, ESCAPE_BYTES);
+    assert_eq!(arena::capture::stats().thread.forwarded_full_allocations, refused_before);
+}
