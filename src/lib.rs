@@ -143,6 +143,7 @@ pub use stats::{GlobalStats, Stats};
 /// ```
 pub mod process {
     pub use crate::scope::process_stats as stats;
+    pub use crate::scope::trim_all;
     pub use crate::shared::limits::{default_config, held_bytes, limit, set_default_config, set_limit};
     pub use crate::shared::pool::{set_pool_budget, trim_pool};
 }

@@ -3,6 +3,7 @@
 //! idle slabs and large blocks that exited threads leave ([`pool`]), and
 //! the synchronisation primitives they are built on ([`sync`]).
 
+pub(crate) mod idle;
 pub(crate) mod limits;
 #[cfg(all(loom, test))]
 mod loom_models;
