@@ -69,3 +69,72 @@ fn trim_all_gives_back_what_every_arena_holds_idle() {
         drop(workers);
     });
 }
+
+#[test]
+fn a_new_slab_gets_what_idle_workers_cache() {
+    common::in_child("a_new_slab_gets_what_idle_workers_cache", &[], Duration::from_secs(120), || {
+        let workers = workers();
+        burst(&workers);
+        // No room for a slab above what the workers hold idle.
+        arena::process::set_limit(arena::process::held_bytes() + 4096);
+        let granted = std::thread::spawn(|| arena::scope(|s| s.try_from_fn(100_000, |i| i as u64 % 7).is_ok()))
+            .join()
+            .expect("the fresh thread");
+        assert!(granted, "a slab refused while idle workers cache 232 MiB");
+        drop(workers);
+    });
+}
+
+/// Threads that map, fill and drop large blocks under a limit that makes
+/// them reclaim each other's idle blocks, while threads come and go and
+/// another gives back everything idle again and again: every block keeps
+/// what its thread wrote, nothing deadlocks, and every byte counted is
+/// uncounted in the end.
+#[test]
+fn reclaims_race_with_the_owners_of_the_blocks() {
+    common::in_child("reclaims_race_with_the_owners_of_the_blocks", &[], Duration::from_secs(300), || {
+        let before = arena::process::held_bytes();
+        arena::process::set_limit(before + 96 * MIB);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let trimmer = {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    arena::process::trim_all();
+                    std::thread::yield_now();
+                }
+            })
+        };
+        let owners: Vec<_> = (0..4_u8)
+            .map(|seed| {
+                std::thread::spawn(move || {
+                    let mut granted = 0;
+                    for round in 0..200_usize {
+                        let len = (1 + (round * 7 + usize::from(seed)) % 13) * MIB;
+                        // A thread of its own now and then: its shelf is made and dropped.
+                        let fill = move |s: &arena::Scope<'_>| {
+                            let Ok(mut block) = s.try_zeroed::<u8>(len) else { return 0 };
+                            let byte = seed.wrapping_add(round as u8);
+                            common::touch(&mut block);
+                            block.iter_mut().step_by(4096).for_each(|b| *b = byte);
+                            assert!(block.iter().step_by(4096).all(|&b| b == byte), "a block changed under its owner");
+                            1
+                        };
+                        granted += if round % 50 == 0 {
+                            std::thread::spawn(move || arena::scope(fill)).join().expect("a short thread")
+                        } else {
+                            arena::scope(fill)
+                        };
+                    }
+                    granted
+                })
+            })
+            .collect();
+        let granted: usize = owners.into_iter().map(|owner| owner.join().expect("an owner")).sum();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        trimmer.join().expect("the trimmer");
+        assert!(granted >= 700, "only {granted} of 800 blocks of at most 13 MiB granted under 96 MiB");
+        arena::process::trim_all();
+        assert_eq!(arena::process::held_bytes(), before, "bytes counted for blocks given back");
+    });
+}

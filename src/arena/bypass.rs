@@ -166,7 +166,11 @@ impl Arena {
             return Ok(dangling(layout.align()));
         }
         self.admit(layout).map_err(|_| AllocError)?;
-        let ptr = self.bypass.alloc(layout, depth).map_err(|refused| self.refused_slab(refused))?;
+        let ptr = match self.bypass.alloc(layout, depth) {
+            Err(refused) if self.reclaim_for(refused) => self.bypass.alloc(layout, depth),
+            ptr => ptr,
+        };
+        let ptr = ptr.map_err(|refused| self.refused_slab(refused))?;
         self.counters.system_allocations += 1;
         self.end_slow_path();
         Ok(ptr)

@@ -7,6 +7,7 @@ use std::mem::ManuallyDrop;
 use super::Arena;
 use super::large::CachedBytes;
 use crate::busy::BusyGuard;
+use crate::mem::slab::SlabRefused;
 
 impl Arena {
     /// Returns spare memory to the system now: every slab that holds no live
@@ -29,6 +30,20 @@ impl Arena {
         self.end_slow_path();
         self.debug_assert_invariants();
         self.publish();
+    }
+}
+
+impl Arena {
+    /// After a slab, side chunk or bypass block was refused as `refused`:
+    /// if the process limit refused it, gives back the idle large blocks of
+    /// every arena and what the pool holds (idle memory the limit counts,
+    /// see `shared::idle`), and returns whether anything was given back, so
+    /// that the request may be made once more.
+    #[cold]
+    pub(super) fn reclaim_for(&mut self, refused: SlabRefused) -> bool {
+        // Frees memory to the system.
+        let _busy = BusyGuard::raise();
+        matches!(refused, SlabRefused::OverProcessLimit(_)) && self.large.reclaim_idle()
     }
 }
 
