@@ -242,3 +242,41 @@ pub(crate) fn give_back_all_idle() -> bool {
     crate::shared::pool::count_released(counters, released);
     shelves_bytes != 0 || released != crate::shared::pool::Released::default()
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn listed(registry: &ShelfRegistry) -> usize {
+        registry.shelves().len()
+    }
+
+    #[test]
+    fn a_shelf_is_made_on_first_use_and_leaves_its_registry_when_dropped() {
+        // The test's own: the process's lists the shelves of other tests' arenas.
+        static REGISTRY: ShelfRegistry = ShelfRegistry::new();
+        let registry = &REGISTRY;
+        let mut shelves: Vec<IdleShelf> = (0..3).map(|_| IdleShelf::new()).collect();
+        assert!(shelves.iter().all(|shelf| !shelf.owns_memory() && shelf.existing().is_none()));
+        for shelf in &mut shelves {
+            assert_eq!(shelf.cache(Some(registry)).map(|cache| cache.warm_bytes), Some(0));
+        }
+        assert_eq!(listed(registry), 3);
+        // The registry reaches every shelf; an empty one gives nothing back.
+        assert_eq!(registry.clear_all(&mut Counters::default()), 0);
+        // The middle one goes: the others stay listed and reachable.
+        drop(shelves.remove(1));
+        assert_eq!(listed(registry), 2);
+        assert_eq!(registry.clear_all(&mut Counters::default()), 0);
+        drop(shelves);
+        assert_eq!(listed(registry), 0);
+    }
+
+    #[test]
+    fn a_shelf_without_a_registry_works_out_of_reach() {
+        let mut shelf = IdleShelf::new();
+        assert!(shelf.cache(None).is_some());
+        assert!(shelf.owns_memory());
+        assert_eq!(shelf.clear(&mut Counters::default()), 0);
+    }
+}
