@@ -10,9 +10,10 @@
 //! ([`reclaim_idle`]) and is tried once more.
 //!
 //! The lock is taken only where an arena takes a large block from its cache
-//! or puts one back, which is a path of mappings and system calls already;
-//! the bump path never sees it. Uncontended but for a reclaim, it costs an
-//! atomic exchange each way.
+//! or puts one back: the large-block path, whose every request is for a
+//! megabyte or more (by default) and keeps a record; the bump path never
+//! sees it. Uncontended but for a reclaim, it costs one atomic
+//! read-modify-write each way.
 //!
 //! Lock order: the registry's list, then a shelf's cache. An owner holds its
 //! shelf's lock only for a cache operation, never while it takes the
@@ -28,7 +29,7 @@ use crate::stats::Counters;
 
 /// One arena's cache of idle large blocks, where other threads can reach it.
 ///
-/// Invariant: allocated from [`System`] by [`IdleShelf::shelf`] and freed by
+/// Invariant: allocated from [`System`] by `IdleShelf::make` and freed by
 /// `IdleShelf`'s drop, once, after it left its registry; while it is listed
 /// in a registry it is valid, and any thread may lock `cache`.
 struct Shelf {
