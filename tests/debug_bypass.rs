@@ -92,6 +92,8 @@ fn bypass_blocks_count_against_the_process_limit() {
             assert!(kept.len() <= 16, "more than 1 MiB granted under a 1 MiB process limit");
         }
         assert_eq!(kept.len(), 16, "a block within the process limit was refused");
+        // A zero-size request takes nothing from the system, even at the limit.
+        assert!(s.try_zeroed::<u8>(0).is_ok(), "a zero-size request refused at the process limit");
         let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(s.zeroed::<u8>(BLOCK))));
         let payload = refused.expect_err("a block past the process limit");
         let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
