@@ -17,7 +17,7 @@ use std::time::Duration;
 /// reason printed) where the limit cannot be set or would not hold.
 fn lock_under_an_8_mib_limit() -> bool {
     let limit = locked_bytes() + 8 * MIB;
-    let rlimit = libc::rlimit { rlim_cur: limit as u64, rlim_max: limit as u64 };
+    let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
     // SAFETY: `setrlimit` reads a valid `rlimit`.
     if !common::drop_ipc_lock() || unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &raw const rlimit) } != 0 {
         eprintln!("skipped: the memlock limit cannot be set to {limit} bytes here");

@@ -11,7 +11,7 @@ use common::{MIB, drop_ipc_lock, locked_bytes};
 #[test]
 fn a_locked_block_fits_a_memlock_limit_of_its_size() {
     let limit = locked_bytes() + 4 * MIB;
-    let rlimit = libc::rlimit { rlim_cur: limit as u64, rlim_max: limit as u64 };
+    let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
     // SAFETY: `setrlimit` reads a valid `rlimit`.
     if !drop_ipc_lock() || unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &raw const rlimit) } != 0 {
         // A hard limit below 4 MiB cannot be raised without privileges.
