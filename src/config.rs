@@ -216,7 +216,12 @@ pub struct MapOptions {
     /// Lock the pages in memory: "pinned" memory for transfers. Unix:
     /// `mlock`; Windows: `VirtualLock`. A refusal (`RLIMIT_MEMLOCK`; on
     /// Windows, a block larger than the process's minimum working set, see
-    /// `SetProcessWorkingSetSize`) fails the allocation with `AllocError`.
+    /// `SetProcessWorkingSetSize`) first gives back the idle large blocks of
+    /// every arena, whose locks may be what the limit counts (a block its
+    /// thread keeps for reuse stays locked until then, so that steady reuse
+    /// makes no system call; one given to the pool is unlocked), and the
+    /// lock is tried once more; a second refusal fails the allocation with
+    /// `AllocError`.
     pub lock: bool,
 }
 

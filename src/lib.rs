@@ -130,8 +130,9 @@ pub use stats::{GlobalStats, Stats};
 
 /// What the whole process shares: the configuration every new thread's
 /// arena starts with, the process limit on the memory all arenas hold
-/// together, the pool of idle memory that exited threads leave, and the
-/// figures of all arenas. (The calling thread's own arena is set and read
+/// together, the pool of idle memory that exited threads leave, the idle
+/// memory of every arena ([`trim_all`](process::trim_all)), and the figures
+/// of all arenas. (The calling thread's own arena is set and read
 /// at the crate root: [`configure`], [`config`], [`stats`], [`trim`].)
 ///
 /// ```
@@ -143,6 +144,7 @@ pub use stats::{GlobalStats, Stats};
 /// ```
 pub mod process {
     pub use crate::scope::process_stats as stats;
+    pub use crate::scope::trim_all;
     pub use crate::shared::limits::{default_config, held_bytes, limit, set_default_config, set_limit};
     pub use crate::shared::pool::{set_pool_budget, trim_pool};
 }

@@ -14,6 +14,7 @@ fn bypass_mode() {
     assert_eq!(arena::DebugMode::from_env(), arena::DebugMode::Bypass);
     each_allocation_is_its_own_system_block();
     a_block_is_freed_when_a_real_allocator_would_free_it();
+    bypass_blocks_count_against_the_process_limit();
 }
 
 fn each_allocation_is_its_own_system_block() {
@@ -77,4 +78,27 @@ fn a_block_is_freed_when_a_real_allocator_would_free_it() {
         drop(v);
         assert_eq!(in_use(), 0, "a grown and dropped vector leaves no block behind");
     });
+}
+
+fn bypass_blocks_count_against_the_process_limit() {
+    const BLOCK: usize = 64 << 10;
+    let held = arena::process::held_bytes();
+    arena::process::set_limit(held + (1 << 20));
+    arena::scope(|s| {
+        let mut kept = Vec::new();
+        while let Ok(block) = s.try_zeroed::<u8>(BLOCK) {
+            kept.push(block);
+            assert_eq!(arena::process::held_bytes() - held, kept.len() * BLOCK, "the process holds each block");
+            assert!(kept.len() <= 16, "more than 1 MiB granted under a 1 MiB process limit");
+        }
+        assert_eq!(kept.len(), 16, "a block within the process limit was refused");
+        // A zero-size request takes nothing from the system, even at the limit.
+        assert!(s.try_zeroed::<u8>(0).is_ok(), "a zero-size request refused at the process limit");
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(s.zeroed::<u8>(BLOCK))));
+        let payload = refused.expect_err("a block past the process limit");
+        let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("process limit"), "{message}");
+    });
+    assert_eq!(arena::process::held_bytes(), held, "the blocks' bytes are uncounted as they are freed");
+    arena::process::set_limit(usize::MAX);
 }

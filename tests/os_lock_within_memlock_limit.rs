@@ -6,44 +6,12 @@
 #![cfg(target_os = "linux")]
 
 mod common;
-use common::{MIB, locked_bytes};
-
-/// `capget`/`capset`'s header and data (version 3: two words of each set).
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
-}
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-/// Drops `CAP_IPC_LOCK` from this thread's capabilities (root may lock past
-/// the limit with it); nothing to do where the thread does not have it.
-/// Returns whether the capabilities could be read and set.
-fn drop_ipc_lock() -> bool {
-    const VERSION_3: u32 = 0x2008_0522;
-    const CAP_IPC_LOCK: u32 = 14;
-    let mut header = CapHeader { version: VERSION_3, pid: 0 };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: `capget` writes two `CapData` for a version 3 header.
-    if unsafe { libc::syscall(libc::SYS_capget, &raw mut header, data.as_mut_ptr()) } != 0 {
-        return false;
-    }
-    data[0].effective &= !(1 << CAP_IPC_LOCK);
-    data[0].permitted &= !(1 << CAP_IPC_LOCK);
-    // SAFETY: `capset` reads the header and two `CapData`.
-    unsafe { libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()) == 0 }
-}
+use common::{MIB, drop_ipc_lock, locked_bytes};
 
 #[test]
 fn a_locked_block_fits_a_memlock_limit_of_its_size() {
     let limit = locked_bytes() + 4 * MIB;
-    let rlimit = libc::rlimit { rlim_cur: limit as u64, rlim_max: limit as u64 };
+    let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
     // SAFETY: `setrlimit` reads a valid `rlimit`.
     if !drop_ipc_lock() || unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &raw const rlimit) } != 0 {
         // A hard limit below 4 MiB cannot be raised without privileges.

@@ -137,7 +137,11 @@ impl Arena {
             Some(slab) => Ok(slab),
             None => {
                 self.counters.system_allocations += 1;
-                let slab = crate::mem::slab::Slab::allocate(bytes).map_err(|refused| self.refused_slab(refused))?;
+                let slab = match crate::mem::slab::Slab::allocate(bytes) {
+                    Err(refused) if self.reclaim_for(refused) => crate::mem::slab::Slab::allocate(bytes),
+                    allocated => allocated,
+                };
+                let slab = slab.map_err(|refused| self.refused_slab(refused))?;
                 self.publish();
                 Ok(slab)
             }

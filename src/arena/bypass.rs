@@ -11,13 +11,16 @@ use allocator_api2::alloc::AllocError;
 
 use super::{Arena, dangling};
 use crate::debug_mode::DebugMode;
+use crate::mem::held;
+use crate::mem::slab::SlabRefused;
 use crate::mem::system::{SystemVec, system_vec};
 
 /// One allocation made in bypass mode.
 ///
 /// Invariant: `ptr` came from `System.alloc(layout)`, is freed exactly once
 /// (when it is released, its scope exits or the arena drops), and
-/// `layout.size() > 0`.
+/// `layout.size() > 0`; its `layout.size()` bytes are counted in the
+/// process's held bytes (`mem::held`) while it exists, as a slab's are.
 struct BypassBlock {
     ptr: NonNull<u8>,
     layout: Layout,
@@ -67,12 +70,17 @@ impl BypassBlocks {
     }
 
     /// A system allocation for `layout` (admitted by the caller, non-zero
-    /// size), owned by the scope at `depth`.
-    pub(super) fn alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, AllocError> {
+    /// size), owned by the scope at `depth`; refused past the process limit,
+    /// which counts it as it counts the slabs it stands in for.
+    pub(super) fn alloc(&mut self, layout: Layout, depth: usize) -> Result<NonNull<u8>, SlabRefused> {
         // The record's room first: a full list must not lose a block it made.
-        self.live.try_reserve(1).map_err(|_| AllocError)?;
+        self.live.try_reserve(1).map_err(|_| SlabRefused::Refused)?;
+        held::acquire(layout.size()).map_err(SlabRefused::OverProcessLimit)?;
         // SAFETY: `layout` has a non-zero size (the caller's contract).
-        let ptr = NonNull::new(unsafe { System.alloc(layout) }).ok_or(AllocError)?;
+        let Some(ptr) = NonNull::new(unsafe { System.alloc(layout) }) else {
+            held::release(layout.size());
+            return Err(SlabRefused::Refused);
+        };
         self.in_use += layout.size();
         self.live.push(BypassBlock { ptr, layout, serial: self.serial, depth });
         self.serial += 1;
@@ -91,6 +99,7 @@ impl BypassBlocks {
         // SAFETY: the block came from `System.alloc(layout)`, its owner has let
         // go of it, and it left the list, so it is freed once.
         unsafe { System.dealloc(ptr.as_ptr(), layout) };
+        held::release(layout.size());
         true
     }
 
@@ -109,6 +118,7 @@ impl BypassBlocks {
             // has exited (or the arena is dropping): nothing refers to it; it
             // leaves the list, so it is freed once.
             unsafe { System.dealloc(block.ptr.as_ptr(), block.layout) };
+            held::release(block.layout.size());
             false
         });
         freed
@@ -156,7 +166,11 @@ impl Arena {
             return Ok(dangling(layout.align()));
         }
         self.admit(layout).map_err(|_| AllocError)?;
-        let ptr = self.bypass.alloc(layout, depth)?;
+        let ptr = match self.bypass.alloc(layout, depth) {
+            Err(refused) if self.reclaim_for(refused) => self.bypass.alloc(layout, depth),
+            ptr => ptr,
+        };
+        let ptr = ptr.map_err(|refused| self.refused_slab(refused))?;
         self.counters.system_allocations += 1;
         self.end_slow_path();
         Ok(ptr)

@@ -68,6 +68,7 @@ impl Arena {
     /// ```
     pub fn stats(&self) -> Stats {
         let bytes_in_use = self.bytes_in_use();
+        let cached = self.large.cached_bytes();
         Stats {
             bytes_in_use,
             high_water: self.high_water.max(self.fast_path_peak()).max(bytes_in_use),
@@ -75,8 +76,8 @@ impl Arena {
             reserved_bytes: self.slabs.slab_bytes() + self.side.reserved_bytes(),
             depth: self.depth,
             large_live_bytes: self.large.live_bytes(),
-            large_cached_bytes: self.large.cache.warm_bytes,
-            large_cold_bytes: self.large.cache.cold_bytes,
+            large_cached_bytes: cached.warm_bytes,
+            large_cold_bytes: cached.cold_bytes,
             ..Stats::from_counters(self.all_counters())
         }
     }

@@ -15,8 +15,9 @@ use allocator_api2::alloc::AllocError;
 use super::{Arena, DebugMode, poison};
 use crate::busy::{BusyGuard, thread_id};
 use crate::config::Config;
-use crate::mem::large::{LargeBlock, LargeBlockCache, MapError, RECORD_SLOT_BACK, size_class};
+use crate::mem::large::{LargeBlock, MapError, RECORD_SLOT_BACK, size_class};
 use crate::mem::system::{SystemVec, system_vec};
+use crate::shared::idle::{self, IdleShelf};
 use crate::shared::pool::SlabPool;
 use crate::shared::sync::ReleaseFlag;
 use crate::stats::Counters;
@@ -49,6 +50,13 @@ struct LargeRecord {
     owner_thread: usize,
     /// Set by a drop on a foreign thread: the block is no longer used.
     released: ReleaseFlag,
+}
+
+/// The bytes of the blocks an arena keeps for reuse: resident, and advised away.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CachedBytes {
+    pub(super) warm_bytes: usize,
+    pub(super) cold_bytes: usize,
 }
 
 /// A handle to a live large block, held by the array that uses it.
@@ -140,14 +148,17 @@ pub(crate) struct LargeOwner {
 /// released, in the order they were handed out (ascending serial numbers);
 /// each is valid, owned here and holds its block; `live_bytes` and `in_use`
 /// are their mapped and requested bytes. `spare` records are referenced by
-/// nothing. `serial` is the number of blocks handed out so far.
+/// nothing. `serial` is the number of blocks handed out so far. The
+/// released blocks kept for reuse are on `shelf`, where a thread short of
+/// memory may give them back (`shared::idle`): the arena holds its lock for
+/// one cache operation at a time, never across a reclaim.
 pub(super) struct LargeBlocks {
     live: SystemVec<NonNull<LargeRecord>>,
     spare: SystemVec<NonNull<LargeRecord>>,
     serial: u64,
     live_bytes: usize,
     in_use: usize,
-    pub(super) cache: LargeBlockCache,
+    pub(super) shelf: IdleShelf,
     /// Why the last failed mapping failed, for panic messages.
     pub(super) last_map_error: Option<MapError>,
     pub(super) counters: Counters,
@@ -161,7 +172,7 @@ impl LargeBlocks {
             serial: 0,
             live_bytes: 0,
             in_use: 0,
-            cache: LargeBlockCache::new(),
+            shelf: IdleShelf::new(),
             last_map_error: None,
             counters: Counters::ZERO,
         }
@@ -176,7 +187,49 @@ impl LargeBlocks {
     /// Whether a list of records or the cache has memory of its own (else
     /// dropping the part does nothing).
     pub(super) fn owns_memory(&self) -> bool {
-        self.live.capacity() != 0 || self.spare.capacity() != 0 || self.cache.owns_memory()
+        self.live.capacity() != 0 || self.spare.capacity() != 0 || self.shelf.owns_memory()
+    }
+
+    /// The resident and the advised-away bytes of the blocks kept for reuse.
+    pub(super) fn cached_bytes(&self) -> CachedBytes {
+        self.shelf.existing().map_or(CachedBytes::default(), |cache| CachedBytes {
+            warm_bytes: cache.warm_bytes,
+            cold_bytes: cache.cold_bytes,
+        })
+    }
+
+    /// Keeps `block` for reuse, within `config`'s retention budget (see
+    /// `LargeBlockCache::put`); unmapped if no shelf can be had for it.
+    pub(super) fn put(&mut self, block: LargeBlock, config: &Config) {
+        let (retain, mode) = (config.large_retain_bytes, config.return_mode);
+        match self.shelf.cache(idle::registry()) {
+            Some(mut cache) => cache.put(block, retain, mode, &mut self.counters),
+            None => {
+                self.counters.bytes_returned_to_os += block.len() as u64;
+                self.counters.munmaps += 1;
+                drop(block);
+            }
+        }
+    }
+
+    /// Gives back what the shelf holds beyond `config`'s retention budget.
+    pub(super) fn enforce_budget(&mut self, config: &Config) {
+        if let Some(mut cache) = self.shelf.existing() {
+            cache.enforce_budget(config.large_retain_bytes, config.return_mode, &mut self.counters);
+        }
+    }
+
+    /// Gives back every block the shelf holds.
+    pub(super) fn clear_cache(&mut self) {
+        self.shelf.clear(&mut self.counters);
+    }
+
+    /// Gives back the idle memory of every arena and of the pool after a
+    /// request was refused for want of memory (see `idle::reclaim_idle`);
+    /// returns whether anything was given back, so that a retry may succeed.
+    #[cold]
+    pub(super) fn reclaim_idle(&mut self) -> bool {
+        idle::reclaim_idle(&self.shelf, &mut self.counters)
     }
 
     /// Requested bytes of the live blocks.
@@ -203,14 +256,20 @@ impl LargeBlocks {
         pool: Option<&SlabPool>,
     ) -> Result<LargeBlock, AllocError> {
         let class = size_class(layout.size()).ok_or(AllocError)?;
-        let reused = match self.cache.take(class) {
+        let cached = self.shelf.existing().and_then(|mut cache| {
+            let block = cache.take(class);
+            if block.is_none() {
+                cache.give_back_smaller(class, config.return_mode, &mut self.counters);
+            }
+            block
+        });
+        let reused = match cached {
             Some(block) => {
                 self.counters.large_cache_hits += 1;
                 Some(block)
             }
             None => {
                 self.counters.large_cache_misses += 1;
-                self.cache.give_back_smaller(class, config.return_mode, &mut self.counters);
                 pool.and_then(|pool| pool.take_block(class))
             }
         };
@@ -223,16 +282,22 @@ impl LargeBlocks {
     /// Makes a block from the cache or the pool meet `config.map_options`, as
     /// a fresh mapping would: advised for huge pages when `huge_pages` asks
     /// (before its pages are populated or locked, so that they are huge
-    /// ones), locked exactly when `lock` asks (a refusal puts the block back
-    /// and fails the request), resident when `populate` asks.
+    /// ones), locked exactly when `lock` asks (a refusal gives back the idle
+    /// blocks, whose locks may be what the limit counts, and tries once
+    /// more; a second refusal puts the block back and fails the request),
+    /// resident when `populate` asks.
     fn prepare_reused(&mut self, mut block: LargeBlock, config: &Config) -> Result<LargeBlock, AllocError> {
         let options = config.map_options;
         if options.huge_pages && block.ask_for_huge_pages() {
             self.counters.advice_errors += 1;
         }
-        if let Err(error) = block.set_locked(options.lock) {
+        let mut locked = block.set_locked(options.lock);
+        if locked.is_err() && self.reclaim_idle() {
+            locked = block.set_locked(options.lock);
+        }
+        if let Err(error) = locked {
             self.last_map_error = Some(error);
-            self.cache.put(block, config.large_retain_bytes, config.return_mode, &mut self.counters);
+            self.put(block, config);
             return Err(AllocError);
         }
         if options.populate && !options.lock {
@@ -243,10 +308,14 @@ impl LargeBlocks {
 
     fn map(&mut self, class: usize, config: &Config) -> Result<LargeBlock, AllocError> {
         let mut mapped = LargeBlock::map(class, config.map_options);
-        if matches!(mapped, Err(MapError::OverProcessLimit(_))) && self.cache.warm_bytes + self.cache.cold_bytes > 0 {
-            // The blocks this arena keeps for reuse count against the
-            // process limit too: unmap them and try once more.
-            self.cache.clear(&mut self.counters);
+        // Idle blocks, this arena's and other threads', count against the
+        // process limit and the system's, and may hold locks the memlock
+        // limit counts: give them back and try once more.
+        if mapped.is_err() && self.reclaim_idle() {
+            if let Err(MapError::Lock(_)) = mapped {
+                self.counters.mmaps += 1;
+                self.counters.munmaps += 1;
+            }
             mapped = LargeBlock::map(class, config.map_options);
         }
         match mapped {
@@ -419,7 +488,7 @@ impl LargeBlocks {
                 (mapped, requested)
             ));
         }
-        self.cache.check_invariants()
+        self.shelf.existing().map_or(Ok(()), |cache| cache.check_invariants())
     }
 }
 
@@ -458,9 +527,7 @@ impl Arena {
             unsafe { poison::poison(block.ptr(), requested) };
         }
         block.zeroed = false;
-        let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
-        let large = &mut *self.large;
-        large.cache.put(block, retain, mode, &mut large.counters);
+        self.large.put(block, &self.config);
         self.end_slow_path();
     }
 

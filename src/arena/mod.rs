@@ -216,9 +216,7 @@ impl Arena {
         let _busy = BusyGuard::raise();
         self.config = config.normalized();
         self.slabs.clamp_next_slab_bytes(self.config.first_slab_bytes, self.config.max_slab_bytes);
-        let (retain, mode) = (self.config.large_retain_bytes, self.config.return_mode);
-        let large = &mut *self.large;
-        large.cache.enforce_budget(retain, mode, &mut large.counters);
+        self.large.enforce_budget(&self.config);
         self.end_slow_path();
         self.publish();
     }

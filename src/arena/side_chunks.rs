@@ -224,7 +224,12 @@ impl Arena {
         }
         self.admit(layout).map_err(|_| AllocError)?;
         let room = self.config.limit_bytes.saturating_sub(self.bytes_in_use());
-        let placed = self.side.alloc(depth, layout, room).map_err(|refused| self.refused_slab(refused))?;
+        let placed = match self.side.alloc(depth, layout, room) {
+            // A refusal leaves the chunks as they were: the request may be made again.
+            Err(refused) if self.reclaim_for(refused) => self.side.alloc(depth, layout, room),
+            placed => placed,
+        };
+        let placed = placed.map_err(|refused| self.refused_slab(refused))?;
         self.counters.system_allocations += u64::from(placed.new_chunk);
         self.end_slow_path();
         self.debug_assert_invariants();

@@ -5,7 +5,9 @@
 use std::mem::ManuallyDrop;
 
 use super::Arena;
+use super::large::CachedBytes;
 use crate::busy::BusyGuard;
+use crate::mem::slab::SlabRefused;
 
 impl Arena {
     /// Returns spare memory to the system now: every slab that holds no live
@@ -23,12 +25,25 @@ impl Arena {
         // Frees memory to the system (see `Arena::alloc_slow`).
         let _busy = BusyGuard::raise();
         self.counters.system_deallocations += self.slabs.release_spare(0, self.depth == 0) + self.side.trim();
-        let large = &mut *self.large;
-        large.cache.clear(&mut large.counters);
-        large.free_spare_records();
+        self.large.clear_cache();
+        self.large.free_spare_records();
         self.end_slow_path();
         self.debug_assert_invariants();
         self.publish();
+    }
+}
+
+impl Arena {
+    /// After a slab, side chunk or bypass block was refused as `refused`:
+    /// if the process limit refused it, gives back the idle large blocks of
+    /// every arena and what the pool holds (idle memory the limit counts,
+    /// see `shared::idle`), and returns whether anything was given back, so
+    /// that the request may be made once more.
+    #[cold]
+    pub(super) fn reclaim_for(&mut self, refused: SlabRefused) -> bool {
+        // Frees memory to the system.
+        let _busy = BusyGuard::raise();
+        matches!(refused, SlabRefused::OverProcessLimit(_)) && self.large.reclaim_idle()
     }
 }
 
@@ -49,26 +64,27 @@ impl Drop for Arena {
         let chain = unsafe { ManuallyDrop::take(&mut self.slabs) };
         let reached_slab_bytes = chain.reached_slab_bytes();
         let mut slabs = chain.into_slabs();
-        let cache_holds_blocks =
-            parts_own_memory && (self.large.cache.warm_bytes != 0 || self.large.cache.cold_bytes != 0);
+        let cached = if parts_own_memory { self.large.cached_bytes() } else { CachedBytes::default() };
+        let cache_holds_blocks = cached.warm_bytes != 0 || cached.cold_bytes != 0;
         match self.pool() {
             Some((pool, counters)) => {
                 pool.note_slab_size(reached_slab_bytes);
                 while let Some(slab) = slabs.pop_slab() {
                     self.counters.system_deallocations += u64::from(pool.give_slab(slab).is_some());
                 }
-                if cache_holds_blocks && self.large.cache.warm_bytes != 0 {
+                if cached.warm_bytes != 0 {
                     let large = &mut *self.large;
                     let munmaps = &mut large.counters.munmaps;
-                    large.cache.drain_warm(|block| *munmaps += u64::from(pool.give_block(block).is_some()));
+                    if let Some(mut cache) = large.shelf.existing() {
+                        cache.drain_warm(|block| *munmaps += u64::from(pool.give_block(block).is_some()));
+                    }
                 }
                 counters.arenas_dropped.fetch_add(1, crate::shared::sync::Ordering::Relaxed);
             }
             None => self.counters.system_deallocations += slabs.len() as u64,
         }
         if cache_holds_blocks {
-            let large = &mut *self.large;
-            large.cache.clear(&mut large.counters);
+            self.large.clear_cache();
         }
         self.publish();
         if parts_own_memory {
@@ -85,12 +101,8 @@ impl Arena {
     fn parts_own_memory(&self) -> bool {
         let owns = self.side.owns_memory() | self.large.owns_memory() | self.bypass.owns_memory();
         debug_assert!(
-            owns || !(self.has_live_large_blocks() || self.bypass.has_live() || self.large.cache.owns_memory()),
+            owns || !(self.has_live_large_blocks() || self.bypass.has_live() || self.large.shelf.owns_memory()),
             "a part holds a block without a list"
-        );
-        debug_assert!(
-            self.large.cache.owns_memory() || self.large.cache.warm_bytes + self.large.cache.cold_bytes == 0,
-            "the large cache counts blocks without a list"
         );
         owns
     }

@@ -24,7 +24,7 @@ mod alloc;
 mod allocator;
 mod handle;
 
-use crate::busy::BusyGuard;
+use crate::busy::{BusyGuard, thread_is_busy};
 use crate::thread::state::thread_arena_ptr;
 use crate::thread::teardown::thread_arena;
 pub(crate) use alloc::{Allocation, ScopeRef};
@@ -153,6 +153,37 @@ pub fn trim() {
         // SAFETY: as in `configure`.
         unsafe { (*arena.as_ptr()).trim() }
     }
+}
+
+/// Returns the spare memory of every arena of the process to the system now:
+/// this thread's, as [`trim`] does; the large blocks every other thread's
+/// arena keeps for reuse (also those of threads that wait for work and
+/// never run an arena operation, such as idle rayon workers); and everything
+/// the process-wide pool holds. Memory of open scopes stays, on every
+/// thread. Other threads keep their slabs: bump memory is given back by its
+/// own thread, at its [`trim`] or its exit.
+///
+/// A request refused for want of memory (the [process
+/// limit](crate::process::set_limit), a refused lock or mapping) does the
+/// same for its large blocks before it fails, and tries once more.
+///
+/// Does nothing where [`process::set_pool_budget`](crate::process::set_pool_budget)
+/// does nothing.
+///
+/// ```
+/// std::thread::spawn(|| arena::scope(|s| drop(s.zeroed::<u8>(8 << 20)))).join().unwrap();
+/// arena::scope(|s| drop(s.zeroed::<u8>(8 << 20)));
+/// arena::process::trim_all();
+/// assert_eq!(arena::stats().large_cached_bytes, 0);
+/// assert_eq!(arena::process::stats().pool_bytes, 0);
+/// ```
+pub fn trim_all() {
+    if thread_is_busy() {
+        return;
+    }
+    trim();
+    let _busy = BusyGuard::raise();
+    crate::shared::idle::give_back_all_idle();
 }
 
 /// Process-wide figures: the pool and the counters of all arenas.

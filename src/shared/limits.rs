@@ -61,6 +61,10 @@ pub(crate) fn started_with() -> Option<Config> {
 ///
 /// Checked only when an arena asks the system for more memory, never on the
 /// bump path, so a thread may go on allocating from the slabs it holds.
+/// Memory kept for reuse counts until a request needs it: a request the
+/// limit refuses first gives back the large blocks every arena keeps idle
+/// and what the pool holds (as [`process::trim_all`](crate::process::trim_all)
+/// does), then is tried once more.
 ///
 /// ```
 /// arena::process::set_limit(64 << 20);

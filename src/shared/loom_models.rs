@@ -1,6 +1,7 @@
 //! Loom models of what the process shares between threads: the pool's
 //! budget and lists, the flag by which a foreign thread hands a large block
-//! back to its owner, and the global counters. Run with
+//! back to its owner, the global counters, and the shelves of idle large
+//! blocks that any thread may clear. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_models`.
 
 use loom::cell::UnsafeCell;
@@ -8,8 +9,11 @@ use loom::sync::Arc;
 use loom::sync::atomic::Ordering;
 use loom::thread;
 
+use super::idle::{IdleShelf, ShelfRegistry};
 use super::pool::{GlobalCounters, SlabPool};
 use super::sync::ReleaseFlag;
+use crate::config::{MapOptions, ReturnMode};
+use crate::mem::large::LargeBlock;
 use crate::mem::slab::Slab;
 use crate::stats::Counters;
 
@@ -137,5 +141,30 @@ fn counters_sum_while_threads_come_and_go() {
         let totals = counters.snapshot();
         assert_eq!((totals.system_allocations, totals.mmaps), (4, 10));
         assert_eq!(counters.arenas_dropped.load(Ordering::Relaxed), 2);
+    });
+}
+
+#[test]
+fn a_reclaim_and_a_shelfs_owner_never_both_get_a_block_nor_free_a_shelf_in_use() {
+    loom::model(|| {
+        // Leaked: a shelf keeps its registry for its whole life.
+        let registry: &'static ShelfRegistry = Box::leak(Box::new(ShelfRegistry::new()));
+        let page = crate::sys::page_bytes();
+        let (block, _) = LargeBlock::map(page, MapOptions { huge_pages: false, ..MapOptions::DEFAULT }).unwrap();
+        let mut shelf = IdleShelf::new();
+        let mut os = Counters::ZERO;
+        shelf.cache(Some(registry)).unwrap().put(block, usize::MAX, ReturnMode::Unmap, &mut os);
+        assert_eq!(registry.len(), 1);
+        // Another thread short of memory clears every listed shelf...
+        let reclaimer = thread::spawn(move || {
+            let mut os = Counters::ZERO;
+            registry.clear_all(&mut os)
+        });
+        // ...while the owner takes its block back, then drops its arena.
+        let taken = shelf.existing().unwrap().take(page).is_some();
+        drop(shelf);
+        let cleared = reclaimer.join().unwrap();
+        assert!(taken != (cleared == page), "the block went to both or to neither: {taken} {cleared}");
+        assert_eq!(registry.len(), 0, "a dropped shelf stays listed");
     });
 }

@@ -81,8 +81,12 @@ impl SlabPool {
     }
 
     /// Keeps `block` if the budget allows (and the list can grow); otherwise
-    /// hands it back to be unmapped.
-    pub(crate) fn give_block(&self, block: LargeBlock) -> Option<LargeBlock> {
+    /// hands it back to be unmapped. A pooled block holds no lock: the
+    /// memlock limit would count it while nobody uses it, and the thread
+    /// that takes it locks it again if its options ask.
+    pub(crate) fn give_block(&self, mut block: LargeBlock) -> Option<LargeBlock> {
+        // Unlocked before the pool's lock is taken: a system call.
+        let _ = block.set_locked(false);
         let len = block.len();
         self.give(block, len, |held| &mut held.blocks)
     }
@@ -336,7 +340,7 @@ pub fn set_pool_budget(budget_bytes: usize) {
 }
 
 /// Adds what a pool operation gave back to the OS to the process-wide counters.
-fn count_released(counters: &GlobalCounters, released: Released) {
+pub(crate) fn count_released(counters: &GlobalCounters, released: Released) {
     counters.add(&Counters { system_deallocations: released.slabs, munmaps: released.blocks, ..Counters::ZERO });
 }
 

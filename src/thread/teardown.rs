@@ -48,7 +48,7 @@ fn tear_down_thread_arena() {
 }
 
 /// Drops this thread's arena, `arena`, giving its memory back, and puts a
-/// new one in its place: at thread exit, and after it at each outermost exit
+/// new one in its place, with the process's default configuration: at thread exit, and after it at each outermost exit
 /// of a scope that took memory (`handle::exit_scope_slow`).
 ///
 /// # Safety
@@ -59,7 +59,7 @@ pub(crate) unsafe fn renew_thread_arena(arena: NonNull<Arena>) {
     // dropped once here and replaced before anything can reach it.
     unsafe {
         std::ptr::drop_in_place(arena.as_ptr());
-        arena.as_ptr().write(Arena::new());
+        arena.as_ptr().write(Arena::with_config(crate::shared::limits::default_config()));
     }
 }
 
@@ -131,7 +131,10 @@ pub(crate) fn register_on_first_use() {
     let _ = crate::debug_mode::DebugMode::from_env();
     if !registered {
         set_thread_flag(thread_flags::ARENA_GONE, true);
-    } else if let Some(config) = crate::shared::limits::started_with() {
+    }
+    // An arena that cannot be registered is one after teardown: configured
+    // like every new arena all the same.
+    if let Some(config) = crate::shared::limits::started_with() {
         // SAFETY: the arena holds no memory (this runs before its first
         // request for memory) and no operation is under way on it; a scope
         // may be open, and reconfiguring an arena without memory leaves it

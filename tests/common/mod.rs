@@ -32,6 +32,41 @@ pub(crate) fn locked_bytes() -> usize {
     kib * 1024
 }
 
+/// `capget`/`capset`'s header and data (version 3: two words of each set).
+#[repr(C)]
+#[cfg(target_os = "linux")]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+#[cfg(target_os = "linux")]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Drops `CAP_IPC_LOCK` from this thread's capabilities (root may lock past
+/// the limit with it); nothing to do where the thread does not have it.
+/// Returns whether the capabilities could be read and set.
+#[cfg(target_os = "linux")]
+pub(crate) fn drop_ipc_lock() -> bool {
+    const VERSION_3: u32 = 0x2008_0522;
+    const CAP_IPC_LOCK: u32 = 14;
+    let mut header = CapHeader { version: VERSION_3, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: `capget` writes two `CapData` for a version 3 header.
+    if unsafe { libc::syscall(libc::SYS_capget, &raw mut header, data.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    data[0].effective &= !(1 << CAP_IPC_LOCK);
+    data[0].permitted &= !(1 << CAP_IPC_LOCK);
+    // SAFETY: `capset` reads the header and two `CapData`.
+    unsafe { libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()) == 0 }
+}
+
 /// Minor page faults of this process so far, from `getrusage`.
 #[cfg(unix)]
 pub(crate) fn minor_faults() -> u64 {

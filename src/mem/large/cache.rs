@@ -50,12 +50,6 @@ impl LargeBlockCache {
         LargeBlockCache { classes: system_vec(), warm_bytes: 0, cold_bytes: 0, tick: 0 }
     }
 
-    /// Whether the list of classes has memory of its own (else dropping the
-    /// cache does nothing).
-    pub(crate) fn owns_memory(&self) -> bool {
-        self.classes.capacity() != 0
-    }
-
     /// A cached block for a request of the size class `class_bytes`, the
     /// cheapest to use first: a resident block of that class (the most
     /// recently released); else a resident block of a larger class, at most
