@@ -12,7 +12,11 @@
 //!   (`&a + &b`, `* 4.0`, `clone`), each step's result kept for the next one
 //!   (so under capture it escapes every step and is freed in the next);
 //! - `strings`: build and drop a `Vec<String>` of 1,000 formatted numbers and
-//!   a `BTreeMap` counting their digits.
+//!   a `BTreeMap` counting their digits;
+//! - `stencil_par`: two such stencil steps at once on a rayon pool of two
+//!   threads (`rayon::join`), each allocating on its worker; under
+//!   `capture` each step runs inside [`arena::capture::capture_par`], which
+//!   captures on the workers too.
 //!
 //! A process has one global allocator, so the parent re-runs this program
 //! once per allocator and workload, in interleaved rounds, and prints the
@@ -36,7 +40,7 @@ use ndarray::{Array2, s};
 /// `getenv` (which does not allocate) at the first allocation.
 const ALLOCATOR_VAR: &CStr = c"ARENA_CAPTURE_EXAMPLE_ALLOCATOR";
 const ALLOCATORS: [&str; 4] = ["system", "mimalloc", "arena", "capture"];
-const WORKLOADS: [&str; 2] = ["stencil", "strings"];
+const WORKLOADS: [&str; 3] = ["stencil", "strings", "stencil_par"];
 
 static ARENA: arena::GlobalArena = arena::GlobalArena::new();
 static CHOICE: AtomicU8 = AtomicU8::new(u8::MAX);
@@ -134,6 +138,13 @@ fn stencil_step(u: &Array2<f64>) -> Array2<f64> {
     next
 }
 
+/// Two stencil steps of `u` on the pool's two workers; the first is kept.
+fn stencil_par_step(u: &Array2<f64>) -> (Array2<f64>, usize) {
+    let (next, other) = rayon::join(|| stencil_step(u), || stencil_step(u));
+    let checksum = other.sum() as usize;
+    (next, checksum)
+}
+
 /// Builds and drops a `Vec<String>` and a `BTreeMap`; returns a checksum.
 fn strings_step(seed: usize) -> usize {
     let words: Vec<String> = (0..1000).map(|i| format!("{}-{}", i * 7919 % 1000, seed)).collect();
@@ -157,21 +168,31 @@ fn minor_faults() -> u64 {
 /// prints `ns_per_step faults_per_step escapes_per_step checksum`.
 fn child(workload: &str, allocator: &str) {
     let capturing = allocator == "capture";
+    let parallel = workload == "stencil_par";
+    if parallel {
+        rayon::ThreadPoolBuilder::new().num_threads(2).build_global().expect("the first pool");
+    }
     let step = |i: usize, u: Array2<f64>| -> (Array2<f64>, usize) {
         match workload {
             "stencil" => (stencil_step(&u), 0),
+            "stencil_par" => stencil_par_step(&u),
             _ => (u, strings_step(i)),
         }
     };
-    let run = |i: usize, u: Array2<f64>| if capturing { arena::capture(|| step(i, u)) } else { step(i, u) };
-    let (warmup, steps) = if workload == "stencil" { (50, 400) } else { (50, 1000) };
+    let run = |i: usize, u: Array2<f64>| match (capturing, parallel) {
+        (false, _) => step(i, u),
+        (true, false) => arena::capture(|| step(i, u)),
+        (true, true) => arena::capture::capture_par(|| step(i, u)),
+    };
+    let (warmup, steps) = if workload.starts_with("stencil") { (50, 400) } else { (50, 1000) };
     let mut u = Array2::from_shape_fn((256, 256), |(i, j)| ((i * 31 + j * 17) % 101) as f64);
     let mut checksum = 0;
     for i in 0..warmup {
         let (next, sum) = run(i, u);
         (u, checksum) = (next, checksum + sum);
     }
-    let (faults, escapes) = (minor_faults(), arena::capture::stats().thread.escaped_allocations);
+    // The process's escapes: under `capture_par` the workers' count too.
+    let (faults, escapes) = (minor_faults(), arena::capture::stats().process.escaped_allocations);
     let start = Instant::now();
     for i in 0..steps {
         let (next, sum) = run(i, black_box(u));
@@ -179,7 +200,7 @@ fn child(workload: &str, allocator: &str) {
     }
     let ns = start.elapsed().as_nanos() as f64 / steps as f64;
     let faults = (minor_faults() - faults) as f64 / steps as f64;
-    let escapes = (arena::capture::stats().thread.escaped_allocations - escapes) as f64 / steps as f64;
+    let escapes = (arena::capture::stats().process.escaped_allocations - escapes) as f64 / steps as f64;
     checksum += u.sum() as usize;
     println!("{ns:.0} {faults:.2} {escapes:.2} {checksum}");
 }

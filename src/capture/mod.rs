@@ -14,6 +14,8 @@ mod bounds;
 #[cfg(not(loom))]
 mod escapes;
 mod live_count;
+#[cfg(all(feature = "rayon", not(loom)))]
+mod par;
 #[cfg(not(loom))]
 mod region;
 #[cfg(not(loom))]
@@ -28,6 +30,8 @@ mod loom_models;
 pub use escapes::{EscapeReport, debug_escapes, first_escape};
 #[cfg(not(loom))]
 pub use global::{GlobalArena, capture, stats, trim};
+#[cfg(all(feature = "rayon", not(loom)))]
+pub use par::capture_par;
 #[cfg(not(loom))]
 pub use stats::{CaptureCounts, CaptureStats};
 

@@ -541,6 +541,22 @@ pub(crate) fn enter() -> ExitOnDrop {
     ExitOnDrop(std::marker::PhantomData)
 }
 
+/// Opens a capture on this thread that no guard closes: a matching
+/// [`close_detached`] on the same thread does.
+pub(crate) fn open_detached() {
+    THREAD.with(CaptureThread::enter);
+}
+
+/// Closes a capture [`open_detached`] opened on this thread; nothing if none
+/// is open.
+pub(crate) fn close_detached() {
+    THREAD.with(|thread| {
+        if thread.depth.get() > 0 {
+            thread.exit();
+        }
+    });
+}
+
 /// Reserves the region: on the first request a capture makes of
 /// [`GlobalArena`](super::GlobalArena), so that a program without it
 /// reserves nothing. With the thread marked busy, whatever the reservation
