@@ -10,7 +10,7 @@ use allocator_api2::alloc::AllocError;
 use super::Arena;
 use super::slab_chain::SLAB_HEADER_BYTES;
 use crate::config::MAX_ALIGN_BYTES;
-use crate::error::Failure;
+use crate::error::FailureReason;
 use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::mem::held::ProcessRefusal;
 use crate::mem::large::MapError;
@@ -41,16 +41,16 @@ impl Arena {
     /// The one admission rule of every allocation path: the alignment is at
     /// most a page and the request keeps `bytes_in_use` within the limit.
     /// Panic messages are built from its error, so they cannot drift from it.
-    pub(crate) fn admit(&self, layout: Layout) -> Result<(), Failure> {
+    pub(crate) fn admit(&self, layout: Layout) -> Result<(), FailureReason> {
         self.admit_padded(layout, 0)
     }
 
     /// [`admit`](Arena::admit) for a small request that takes `padding`
     /// bytes in front of its block: a fresh slab's (see [`fresh_slab_padding`]),
     /// which the bytes in use count.
-    fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), Failure> {
+    fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), FailureReason> {
         if layout.align() > MAX_ALIGN_BYTES {
-            return Err(Failure::TooAligned { align: layout.align() });
+            return Err(FailureReason::OverAligned { align: layout.align() });
         }
         // What the request takes: a block in the slabs takes whole grains
         // (the padding and grains of a small request stay below the threshold).
@@ -61,10 +61,10 @@ impl Arena {
     /// The limit's part of [`admit`](Arena::admit): whether `taken` more
     /// bytes keep `bytes_in_use` within the limit.
     #[inline]
-    pub(super) fn admit_taking(&self, taken: usize) -> Result<(), Failure> {
+    pub(super) fn admit_taking(&self, taken: usize) -> Result<(), FailureReason> {
         let in_use = self.bytes_in_use();
         if in_use.checked_add(taken).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
+            return Err(FailureReason::ArenaLimit { in_use, limit: self.config.limit_bytes });
         }
         Ok(())
     }
@@ -88,7 +88,7 @@ impl Arena {
     /// Why a request for `layout` fails right now; for panic messages only.
     /// A small request is refused over the limit if a fresh slab's padding
     /// takes it there (where [`alloc_slow`](Arena::alloc_slow) refuses it).
-    pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
+    pub(crate) fn failure_reason(&self, layout: Layout) -> FailureReason {
         if let Err(failure) = self.admit_padded(layout, fresh_slab_padding(layout)) {
             return failure;
         }
@@ -97,17 +97,17 @@ impl Arena {
         }
         match (self.is_small(layout), self.large.last_map_error) {
             (false, Some(MapError::OverProcessLimit(refusal))) => over_process_limit(refusal),
-            (false, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
-            (false, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
-            _ => Failure::Refused,
+            (false, Some(MapError::Map(errno))) => FailureReason::MapRefused { os_error: errno },
+            (false, Some(MapError::Lock(errno))) => FailureReason::LockRefused { os_error: errno },
+            _ => FailureReason::SystemRefused,
         }
     }
 }
 
 /// The failure of a request the process limit refused.
-fn over_process_limit(refusal: ProcessRefusal) -> Failure {
+fn over_process_limit(refusal: ProcessRefusal) -> FailureReason {
     let ProcessRefusal { requested, held, limit } = refusal;
-    Failure::OverProcessLimit { requested, held, limit }
+    FailureReason::ProcessLimit { requested, held, limit }
 }
 
 /// The padding in front of a block of `layout` at a fresh slab's first
