@@ -25,7 +25,8 @@ use crate::config::MAX_ALIGN_BYTES;
 #[non_exhaustive]
 pub enum FailureReason {
     /// The size does not fit: `len * size_of::<T>()` exceeds `isize::MAX`
-    /// bytes, or a collection's element count overflows `usize`.
+    /// bytes (or the large block it needs would, rounded up to whole pages),
+    /// or a collection's element count overflows `usize`.
     CapacityOverflow,
     /// The type (or the requested alignment) is aligned to more than a
     /// page, 4096 bytes, the largest alignment the arena hands out.

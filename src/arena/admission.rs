@@ -13,7 +13,7 @@ use crate::config::MAX_ALIGN_BYTES;
 use crate::error::FailureReason;
 use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::mem::held::ProcessRefusal;
-use crate::mem::large::MapError;
+use crate::mem::large::{MapError, size_class};
 use crate::mem::slab::SlabRefused;
 
 impl Arena {
@@ -74,6 +74,7 @@ impl Arena {
     /// an earlier one.
     pub(crate) fn forget_refusal(&mut self) {
         self.process_refusal = None;
+        self.large.last_map_error = None;
     }
 
     /// Notes why a slab for the current request could not be had, and
@@ -96,6 +97,9 @@ impl Arena {
             return over_process_limit(refusal);
         }
         match (self.is_small(layout), self.large.last_map_error) {
+            // No size class holds it: the block would pass `isize::MAX`
+            // bytes once rounded to whole pages, so nothing was mapped.
+            (false, _) if size_class(layout.size()).is_none() => FailureReason::CapacityOverflow,
             (false, Some(MapError::OverProcessLimit(refusal))) => over_process_limit(refusal),
             (false, Some(MapError::Map(errno))) => FailureReason::MapRefused { os_error: errno },
             (false, Some(MapError::Lock(errno))) => FailureReason::LockRefused { os_error: errno },
