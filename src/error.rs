@@ -227,7 +227,10 @@ impl fmt::Display for AllocFailure {
                 }
             }
             Request::MemStack { size, align, .. } => {
-                write!(f, "arena: cannot allocate a MemStack of {size} bytes aligned to {align} in this scope: {reason}")
+                write!(
+                    f,
+                    "arena: cannot allocate a MemStack of {size} bytes aligned to {align} in this scope: {reason}"
+                )
             }
         }
     }
@@ -321,7 +324,11 @@ impl fmt::Display for KernelOutput {
         let KernelOutput { array, len, reason } = *self;
         match reason {
             // The same text as the scope's own panic.
-            Some(reason) => AllocFailure { request: Request::Array { type_name: array.type_name, len, elem_bytes: array.elem_bytes }, reason }.fmt(f),
+            Some(reason) => AllocFailure {
+                request: Request::Array { type_name: array.type_name, len, elem_bytes: array.elem_bytes },
+                reason,
+            }
+            .fmt(f),
             None => {
                 write_array(f, array, len)?;
                 write!(f, ": the allocator refused {} bytes", len.wrapping_mul(array.elem_bytes))

@@ -113,7 +113,6 @@ mod thread;
 mod uninit;
 
 pub use allocator_api2::alloc::AllocError;
-pub use error::{AllocFailure, FailureReason};
 pub use arena::{Arena, Checkpoint};
 /// The bound of [`Scope::zeroed`] and [`kernels::zeros_in`]: types for which
 /// all-zero bytes are a valid value (derive it with `bytemuck`'s `derive` feature).
@@ -126,6 +125,7 @@ pub use containers::{
     ScopedVecIntoIter,
 };
 pub use debug_mode::{DebugMode, POISON_BYTE};
+pub use error::{AllocFailure, FailureReason};
 #[doc(hidden)]
 pub use mem::slab::__set_slab_source;
 pub use scope::{Scope, ScopeBelongsToItsThread, check_invariants, config, configure, scope, stats, trim};

@@ -1,6 +1,6 @@
 //! The one admission rule of every allocation path: which requests may
 //! take the bump path, which fit within the alignment and byte limits, and,
-//! for panic messages, why a refused request was refused.
+//! for the reason an `AllocFailure` gives, why a refused request was refused.
 #![forbid(unsafe_code)]
 
 use std::alloc::Layout;
@@ -40,7 +40,9 @@ impl Arena {
 
     /// The one admission rule of every allocation path: the alignment is at
     /// most a page and the request keeps `bytes_in_use` within the limit.
-    /// Panic messages are built from its error, so they cannot drift from it.
+    /// The reasons of failures (and panics) are built from its error, so they
+    /// cannot drift from it. A zero-size request never gets here: it places
+    /// no memory (`zero_sized`).
     pub(crate) fn admit(&self, layout: Layout) -> Result<(), FailureReason> {
         self.admit_padded(layout, 0)
     }
@@ -86,7 +88,8 @@ impl Arena {
         AllocError
     }
 
-    /// Why a request for `layout` fails right now; for panic messages only.
+    /// Why a request for `layout` fails right now: the reason of its
+    /// `AllocFailure` (and so of its panic), worked out only once it failed.
     /// A small request is refused over the limit if a fresh slab's padding
     /// takes it there (where [`alloc_slow`](Arena::alloc_slow) refuses it).
     pub(crate) fn failure_reason(&self, layout: Layout) -> FailureReason {

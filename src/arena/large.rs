@@ -148,7 +148,7 @@ pub(super) struct LargeBlocks {
     live_bytes: usize,
     in_use: usize,
     pub(super) cache: LargeBlockCache,
-    /// Why the last failed mapping failed, for panic messages.
+    /// Why the last failed mapping failed, for the reason of its `AllocFailure`.
     pub(super) last_map_error: Option<MapError>,
     pub(super) counters: Counters,
 }

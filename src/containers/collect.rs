@@ -5,7 +5,6 @@ use std::alloc::Layout;
 use std::convert::Infallible;
 use std::ptr::NonNull;
 
-
 use super::block::ArrayRefusal;
 use super::error_behavior::{ErrorBehavior, infallible};
 use super::{ScopedArray, ScopedVec};

@@ -6,7 +6,6 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-
 use super::error_behavior::{ErrorBehavior, infallible};
 use crate::scope::Scope;
 

@@ -278,7 +278,7 @@ impl ScopeRef {
         }
     }
 
-    /// Why a request for `layout` fails now (for panic messages).
+    /// Why a request for `layout` fails now (the reason of its `AllocFailure`).
     #[cold]
     pub(crate) fn failure_reason(self, layout: Layout) -> FailureReason {
         self.arena_mut().failure_reason(layout)

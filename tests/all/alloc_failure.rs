@@ -50,7 +50,9 @@ fn a_refused_growth_names_the_vector_and_the_capacity_it_tried() {
         let failure = line.try_push_str(&"x".repeat(2000)).expect_err("over the limit");
         assert!(matches!(failure.reason(), FailureReason::ArenaLimit { limit: 1024, .. }), "{failure:?}");
         assert_eq!(failure.bytes(), Some(2003));
-        assert!(failure.to_string().starts_with("try_push_str on a ScopedString of 3 bytes needs room for 2000 more: "));
+        assert!(
+            failure.to_string().starts_with("try_push_str on a ScopedString of 3 bytes needs room for 2000 more: ")
+        );
         assert_eq!(line, "abc");
     });
 }
