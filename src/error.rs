@@ -90,14 +90,14 @@ pub enum FailureReason {
 ///     );
 /// });
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AllocFailure {
     request: Request,
     reason: FailureReason,
 }
 
 /// What a refused request asked for, in the terms of the method called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Request {
     /// `len` elements of the type named `type_name`, `elem_bytes` each.
     Array { type_name: &'static str, len: usize, elem_bytes: usize },
@@ -114,7 +114,7 @@ enum Request {
 }
 
 /// An element type, for the messages: its name and size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct ArrayOf {
     type_name: &'static str,
     elem_bytes: usize,

@@ -73,11 +73,10 @@ fn an_overflowing_size_is_a_capacity_overflow() {
         v.push(1);
         let failure = v.try_reserve(usize::MAX).expect_err("the count overflows");
         assert_eq!(failure.reason(), FailureReason::CapacityOverflow);
-        let text = "reserve on a ScopedVec<u8> of 1 element: \
-                    18446744073709551615 more overflows the capacity (usize)";
-        #[cfg(target_pointer_width = "64")]
+        let text =
+            format!("reserve on a ScopedVec<u8> of 1 element: {} more overflows the capacity (usize)", usize::MAX);
         assert_eq!(failure.to_string(), text);
-        assert_eq!(panic_message(|| v.reserve(usize::MAX)), failure.to_string());
+        assert_eq!(panic_message(|| v.reserve(usize::MAX)), text);
     });
 }
 
