@@ -268,6 +268,53 @@
 //! arena::scope(|s| assert_eq!(doubled_ramp(s, 4)[3], 6.0));
 //! ```
 //!
+//! **A helper that gives its input the scope's lifetime**: `error[E0521]:
+//! borrowed data escapes outside of function` (`argument requires that '1
+//! must outlive 'static`) where the helper is called inside a scope, or
+//! `error[E0597]: ... does not live long enough` for a local. A bumpalo
+//! helper `fn batch<'b>(bump: &'b Bump, input: &'b [String])` shares one
+//! lifetime between the arena and its input; ported as
+//! `fn batch<'s>(s: &Scope<'s>, input: &'s [String])` it asks the input to
+//! live as long as the scope's lifetime, which [`scope`](crate::scope)
+//! chooses (any lifetime at all, as far as the closure knows), so nothing
+//! from outside the scope can be borrowed for it. Naming the borrow of the
+//! handle (`s: &'a Scope<'s>`) changes nothing:
+//!
+//! ```compile_fail,E0521
+//! use arena::{Scope, ScopedVec};
+//!
+//! fn batch<'s>(s: &Scope<'s>, input: &'s [String]) -> ScopedVec<'s, &'s str> {
+//!     let mut words = s.vec();
+//!     words.extend(input.iter().map(String::as_str));
+//!     words
+//! }
+//!
+//! fn total_len(input: &[String]) -> usize {
+//!     arena::scope(|s| batch(s, input).iter().map(|word| word.len()).sum())
+//! }
+//! ```
+//!
+//! Give the input a lifetime of its own; the result may borrow both:
+//!
+//! ```
+//! use arena::{Scope, ScopedVec};
+//!
+//! fn batch<'s, 'i>(s: &Scope<'s>, input: &'i [String]) -> ScopedVec<'s, &'i str> {
+//!     let mut words = s.vec();
+//!     words.extend(input.iter().map(String::as_str));
+//!     words
+//! }
+//!
+//! fn total_len(input: &[String]) -> usize {
+//!     arena::scope(|s| batch(s, input).iter().map(|word| word.len()).sum())
+//! }
+//!
+//! assert_eq!(total_len(&[String::from("ab"), String::from("c")]), 3);
+//! ```
+//!
+//! (Or copy the input into the scope, `s.copy_str(word)`, when the result
+//! should hold `&'s str`.)
+//!
 //! **`collect()` into a `ScopedArray`**: `error[E0277]: a value of type
 //! ScopedArray<'_, u64> cannot be built from an iterator`. `collect` has no
 //! scope to allocate from; [`collect_in`](crate::CollectIn::collect_in)

@@ -53,9 +53,12 @@
 //!   process-wide pool that new threads take from first ([`process::stats`],
 //!   [`process::set_pool_budget`]).
 //! - Requests that cannot be met (size overflow, alignment above 4096, the
-//!   configured [`Config::limit_bytes`], a refused mapping) return
-//!   [`AllocError`] from the `try_` methods and panic with a message naming
-//!   the sizes elsewhere. Never undefined behaviour, never an abort.
+//!   configured [`Config::limit_bytes`], the process limit, a refused
+//!   mapping) return an [`AllocFailure`] from the `try_` methods, which says
+//!   which ([`FailureReason`]) and displays as the message, naming the sizes
+//!   and the limit, that the other methods panic with. `&Scope`'s
+//!   `Allocator` methods return [`AllocError`], into which an `AllocFailure`
+//!   converts. Never undefined behaviour, never an abort.
 //! - Debug modes, from the `ARENA_DEBUG` environment variable ([`DebugMode`]):
 //!   `bypass` serves each small allocation from the system allocator so that
 //!   valgrind and AddressSanitizer see its bounds; `poison` overwrites released
@@ -122,6 +125,7 @@ pub use containers::{
     ScopedVecIntoIter,
 };
 pub use debug_mode::{DebugMode, POISON_BYTE};
+pub use error::{AllocFailure, FailureReason};
 #[doc(hidden)]
 pub use mem::slab::__set_slab_source;
 pub use scope::{Scope, ScopeBelongsToItsThread, check_invariants, config, configure, scope, stats, trim};

@@ -5,7 +5,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Barrier};
 
-use arena::Config;
+use arena::{Config, FailureReason};
 
 const MIB: usize = 1 << 20;
 
@@ -77,6 +77,24 @@ fn process_settings_reach_every_new_thread_and_cap_all_arenas_together() {
     .expect("a thread");
     assert!(message.contains("the process limit of"), "{message}");
     assert!(message.contains(&limit.to_string()), "{message}");
+    // The `try_` form's error carries the same facts and displays them as that message.
+    let failure = std::thread::spawn(|| arena::scope(|s| s.try_zeroed::<u8>(200 * MIB).map(drop)))
+        .join()
+        .expect("a thread")
+        .expect_err("over the process limit");
+    let FailureReason::ProcessLimit { requested, held, limit: refused_at } = failure.reason() else {
+        panic!("{failure:?}")
+    };
+    assert_eq!(refused_at, limit);
+    assert!(requested >= 200 * MIB && held + requested > limit, "{failure:?}");
+    assert_eq!(
+        failure.to_string(),
+        format!(
+            "cannot allocate {} elements of u8 (1 byte each): the {requested} bytes it needs from the system \
+             would exceed the process limit of {limit} bytes ({held} held by all arenas)",
+            200 * MIB
+        )
+    );
 
     arena::process::set_limit(usize::MAX);
     let granted = std::thread::spawn(|| arena::scope(|s| s.try_zeroed::<u8>(200 * MIB).is_ok()));

@@ -1,6 +1,6 @@
 //! The one admission rule of every allocation path: which requests may
 //! take the bump path, which fit within the alignment and byte limits, and,
-//! for panic messages, why a refused request was refused.
+//! for the reason an `AllocFailure` gives, why a refused request was refused.
 #![forbid(unsafe_code)]
 
 use std::alloc::Layout;
@@ -10,10 +10,10 @@ use allocator_api2::alloc::AllocError;
 use super::Arena;
 use super::slab_chain::SLAB_HEADER_BYTES;
 use crate::config::MAX_ALIGN_BYTES;
-use crate::error::Failure;
+use crate::error::FailureReason;
 use crate::mem::bump::{GRAIN, round_to_grain};
 use crate::mem::held::ProcessRefusal;
-use crate::mem::large::MapError;
+use crate::mem::large::{MapError, size_class};
 use crate::mem::slab::SlabRefused;
 
 impl Arena {
@@ -40,17 +40,19 @@ impl Arena {
 
     /// The one admission rule of every allocation path: the alignment is at
     /// most a page and the request keeps `bytes_in_use` within the limit.
-    /// Panic messages are built from its error, so they cannot drift from it.
-    pub(crate) fn admit(&self, layout: Layout) -> Result<(), Failure> {
+    /// The reasons of failures (and panics) are built from its error, so they
+    /// cannot drift from it. A zero-size request never gets here: it places
+    /// no memory (`zero_sized`).
+    pub(crate) fn admit(&self, layout: Layout) -> Result<(), FailureReason> {
         self.admit_padded(layout, 0)
     }
 
     /// [`admit`](Arena::admit) for a small request that takes `padding`
     /// bytes in front of its block: a fresh slab's (see [`fresh_slab_padding`]),
     /// which the bytes in use count.
-    fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), Failure> {
+    fn admit_padded(&self, layout: Layout, padding: usize) -> Result<(), FailureReason> {
         if layout.align() > MAX_ALIGN_BYTES {
-            return Err(Failure::TooAligned { align: layout.align() });
+            return Err(FailureReason::OverAligned { align: layout.align() });
         }
         // What the request takes: a block in the slabs takes whole grains
         // (the padding and grains of a small request stay below the threshold).
@@ -61,10 +63,10 @@ impl Arena {
     /// The limit's part of [`admit`](Arena::admit): whether `taken` more
     /// bytes keep `bytes_in_use` within the limit.
     #[inline]
-    pub(super) fn admit_taking(&self, taken: usize) -> Result<(), Failure> {
+    pub(super) fn admit_taking(&self, taken: usize) -> Result<(), FailureReason> {
         let in_use = self.bytes_in_use();
         if in_use.checked_add(taken).is_none_or(|total| total > self.config.limit_bytes) {
-            return Err(Failure::OverLimit { in_use, limit: self.config.limit_bytes });
+            return Err(FailureReason::ArenaLimit { in_use, limit: self.config.limit_bytes });
         }
         Ok(())
     }
@@ -74,6 +76,7 @@ impl Arena {
     /// an earlier one.
     pub(crate) fn forget_refusal(&mut self) {
         self.process_refusal = None;
+        self.large.last_map_error = None;
     }
 
     /// Notes why a slab for the current request could not be had, and
@@ -85,10 +88,11 @@ impl Arena {
         AllocError
     }
 
-    /// Why a request for `layout` fails right now; for panic messages only.
+    /// Why a request for `layout` fails right now: the reason of its
+    /// `AllocFailure` (and so of its panic), worked out only once it failed.
     /// A small request is refused over the limit if a fresh slab's padding
     /// takes it there (where [`alloc_slow`](Arena::alloc_slow) refuses it).
-    pub(crate) fn failure_reason(&self, layout: Layout) -> Failure {
+    pub(crate) fn failure_reason(&self, layout: Layout) -> FailureReason {
         if let Err(failure) = self.admit_padded(layout, fresh_slab_padding(layout)) {
             return failure;
         }
@@ -96,18 +100,21 @@ impl Arena {
             return over_process_limit(refusal);
         }
         match (self.is_small(layout), self.large.last_map_error) {
+            // No size class holds it: the block would pass `isize::MAX`
+            // bytes once rounded to whole pages, so nothing was mapped.
+            (false, _) if size_class(layout.size()).is_none() => FailureReason::CapacityOverflow,
             (false, Some(MapError::OverProcessLimit(refusal))) => over_process_limit(refusal),
-            (false, Some(MapError::Map(errno))) => Failure::MapRefused(errno),
-            (false, Some(MapError::Lock(errno))) => Failure::LockRefused(errno),
-            _ => Failure::Refused,
+            (false, Some(MapError::Map(errno))) => FailureReason::MapRefused { os_error: errno },
+            (false, Some(MapError::Lock(errno))) => FailureReason::LockRefused { os_error: errno },
+            _ => FailureReason::SystemRefused,
         }
     }
 }
 
 /// The failure of a request the process limit refused.
-fn over_process_limit(refusal: ProcessRefusal) -> Failure {
+fn over_process_limit(refusal: ProcessRefusal) -> FailureReason {
     let ProcessRefusal { requested, held, limit } = refusal;
-    Failure::OverProcessLimit { requested, held, limit }
+    FailureReason::ProcessLimit { requested, held, limit }
 }
 
 /// The padding in front of a block of `layout` at a fresh slab's first

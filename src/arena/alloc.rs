@@ -34,13 +34,14 @@ impl Arena {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if the alignment is larger than 4096, the request would
+    /// [`AllocError`] if the alignment is larger than 4096 (for a request of
+    /// at least a byte: a zero-size one is a dangling pointer), the request would
     /// exceed [`Config::limit_bytes`](crate::Config::limit_bytes), or the system refuses memory.
     #[inline]
     pub fn alloc(&mut self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         if !self.is_small(layout) {
             if layout.size() == 0 {
-                return zero_sized(layout);
+                return Ok(zero_sized(layout));
             }
             return self.alloc_large_unscoped(layout);
         }

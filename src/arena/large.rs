@@ -159,7 +159,7 @@ pub(super) struct LargeBlocks {
     live_bytes: usize,
     in_use: usize,
     pub(super) shelf: IdleShelf,
-    /// Why the last failed mapping failed, for panic messages.
+    /// Why the last failed mapping failed, for the reason of its `AllocFailure`.
     pub(super) last_map_error: Option<MapError>,
     pub(super) counters: Counters,
 }

@@ -11,8 +11,6 @@ use std::alloc::Layout;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
-
 mod admission;
 mod alloc;
 mod bypass;
@@ -38,7 +36,7 @@ use self::large::LargeBlocks;
 use self::side_chunks::SideChunks;
 use self::slab_chain::SlabChain;
 use crate::busy::BusyGuard;
-use crate::config::{Config, MAX_ALIGN_BYTES};
+use crate::config::Config;
 use crate::debug_mode::DebugMode;
 use crate::mem::held::ProcessRefusal;
 use crate::shared::pool::{self, Shared};
@@ -279,14 +277,12 @@ impl Arena {
 }
 
 /// What a zero-size request gets on every path: a dangling pointer aligned to
-/// the request, no memory, and no record (it is never looked up as a block);
-/// alignments above a page are refused, as for every request.
-pub(crate) fn zero_sized(layout: Layout) -> Result<NonNull<u8>, AllocError> {
+/// the request, no memory, and no record (it is never looked up as a block).
+/// At any alignment, above a page too: the page limit is for placing memory,
+/// and an empty array of an over-aligned type places none (as with `Vec`).
+pub(crate) fn zero_sized(layout: Layout) -> NonNull<u8> {
     debug_assert_eq!(layout.size(), 0, "only zero-size requests are dangling");
-    if layout.align() > MAX_ALIGN_BYTES {
-        return Err(AllocError);
-    }
-    Ok(dangling(layout.align()))
+    dangling(layout.align())
 }
 
 /// A dangling pointer aligned to `align`, for zero-sized requests.

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 use bytemuck::Zeroable;
 
 use super::error_behavior::{ErrorBehavior, Refusal};
-use crate::error::{ArrayRequest, Failure, allocation_panic};
+use crate::error::{AllocFailure, FailureReason, allocation_panic};
 use crate::scope::{Allocation, Scope, ScopeRef};
 
 impl<'s> Scope<'s> {
@@ -105,21 +105,33 @@ impl<T> ArrayRefusal<T> {
 
 impl<T> Refusal for ArrayRefusal<T> {
     #[inline(always)]
+    fn failure(self) -> AllocFailure {
+        array_failure::<T>(self.scope, self.len)
+    }
+
+    #[inline(always)]
     fn panic(self) -> ! {
         array_failed::<T>(self.scope, self.len)
     }
 }
 
-/// Panics for a refused request of `len` elements of `T`, naming why. Out
-/// of line, with the scope by value, so that the panic branch does not need
-/// the scope's address.
+/// The failure of a refused request of `len` elements of `T`, naming why.
+/// Out of line, with the scope by value, so that the error branch does not
+/// need the scope's address.
+#[cold]
+#[inline(never)]
+fn array_failure<T>(scope: ScopeRef, len: usize) -> AllocFailure {
+    let reason = match Layout::array::<T>(len) {
+        Err(_) => FailureReason::CapacityOverflow,
+        Ok(layout) => scope.failure_reason(layout),
+    };
+    AllocFailure::array::<T>(len, reason)
+}
+
+/// Panics for a refused request of `len` elements of `T`, naming why.
 #[cold]
 #[inline(never)]
 #[track_caller]
 fn array_failed<T>(scope: ScopeRef, len: usize) -> ! {
-    let failure = match Layout::array::<T>(len) {
-        Err(_) => Failure::SizeOverflow,
-        Ok(layout) => scope.failure_reason(layout),
-    };
-    allocation_panic(ArrayRequest::of::<T>(len, failure))
+    allocation_panic(array_failure::<T>(scope, len))
 }

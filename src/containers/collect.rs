@@ -5,8 +5,6 @@ use std::alloc::Layout;
 use std::convert::Infallible;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
-
 use super::block::ArrayRefusal;
 use super::error_behavior::{ErrorBehavior, infallible};
 use super::{ScopedArray, ScopedVec};
@@ -43,8 +41,13 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed); the items taken so far are dropped.
-    pub fn try_from_iter<T>(&self, iter: impl IntoIterator<Item = T>) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// [`AllocFailure`](crate::AllocFailure) where
+    /// [`try_zeroed`](Scope::try_zeroed) errs for the items announced or
+    /// taken so far, for the same reasons; the items taken so far are dropped.
+    pub fn try_from_iter<T>(
+        &self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<ScopedArray<'s, T>, crate::AllocFailure> {
         self.generic_from_iter(iter)
     }
 

@@ -1,14 +1,19 @@
 //! How a refused request surfaces, so that each operation is written once:
 //! its body is generic over an [`ErrorBehavior`], and the public `try_x` and
-//! `x` are one-line wrappers that pick [`AllocError`] (the error is
+//! `x` are one-line wrappers that pick [`AllocFailure`] (the error is
 //! returned) or [`Infallible`] (the error is a panic at the caller's line,
-//! and the `Result` has no error to test). The fallible and the panicking
-//! form cannot drift apart, and the panicking one carries no error branch.
+//! whose message is that `AllocFailure` displayed, and the `Result` has no
+//! error to test). The fallible and the panicking form cannot drift apart,
+//! and the panicking one carries no error branch. [`AllocError`] discards
+//! the reason, for methods whose error is something else (`try_push` hands
+//! the value back).
 #![forbid(unsafe_code)]
 
 use std::convert::Infallible;
 
 use allocator_api2::alloc::AllocError;
+
+use crate::error::AllocFailure;
 
 /// What an operation's failure becomes.
 pub(crate) trait ErrorBehavior: Sized {
@@ -19,11 +24,14 @@ pub(crate) trait ErrorBehavior: Sized {
     fn refused(refusal: impl Refusal) -> Self;
 }
 
-/// A refused request, as the panicking methods describe it: each kind (an
-/// array, a vector's growth, a string's) names its sizes and the reason in
-/// its own words, and builds that message only when it panics.
+/// A refused request: each kind (an array, a vector's growth, a string's)
+/// becomes an [`AllocFailure`] that names its sizes and, read from the
+/// scope at once, the reason; the panicking form panics with its text.
 pub(crate) trait Refusal {
-    /// Panics with the message for this refusal.
+    /// The error for this refusal.
+    fn failure(self) -> AllocFailure;
+
+    /// Panics with the text of [`failure`](Refusal::failure).
     #[track_caller]
     fn panic(self) -> !;
 }
@@ -32,6 +40,13 @@ impl ErrorBehavior for Infallible {
     #[inline(always)]
     fn refused(refusal: impl Refusal) -> Self {
         refusal.panic()
+    }
+}
+
+impl ErrorBehavior for AllocFailure {
+    #[inline(always)]
+    fn refused(refusal: impl Refusal) -> Self {
+        refusal.failure()
     }
 }
 

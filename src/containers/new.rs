@@ -6,7 +6,6 @@ use std::convert::Infallible;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
 use bytemuck::Zeroable;
 
 use super::ScopedArray;
@@ -14,6 +13,7 @@ use super::block::{array_block_cold, zeroed_cold};
 use super::error_behavior::{ErrorBehavior, infallible};
 use super::fill::PartialFill;
 use crate::arena::LargeHandle;
+use crate::error::AllocFailure;
 use crate::scope::Scope;
 
 impl<'s> Scope<'s> {
@@ -43,10 +43,14 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if `len * size_of::<T>()` overflows, `T` is aligned to
-    /// more than 4096 bytes, the configured limit would be exceeded, or the
-    /// system refuses memory.
-    pub fn try_zeroed<T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// [`AllocFailure`], whose [`reason`](AllocFailure::reason) says why and
+    /// whose text names the sizes (the message [`zeroed`](Scope::zeroed)
+    /// panics with): `len * size_of::<T>()` overflows `isize::MAX`
+    /// ([`CapacityOverflow`](crate::FailureReason::CapacityOverflow)), `T` is
+    /// aligned to more than 4096 bytes and `len` is not 0
+    /// ([`OverAligned`](crate::FailureReason::OverAligned)), the arena's or the
+    /// process's limit would be exceeded, or the system refuses memory.
+    pub fn try_zeroed<T: Zeroable>(&self, len: usize) -> Result<ScopedArray<'s, T>, AllocFailure> {
         self.generic_zeroed(len)
     }
 
@@ -111,8 +115,9 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] where [`try_zeroed`](Scope::try_zeroed) errs.
-    pub fn try_uninit<T>(&self, len: usize) -> Result<ScopedArray<'s, MaybeUninit<T>>, AllocError> {
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs, for the
+    /// same reasons.
+    pub fn try_uninit<T>(&self, len: usize) -> Result<ScopedArray<'s, MaybeUninit<T>>, AllocFailure> {
         self.generic_uninit(len)
     }
 
@@ -154,8 +159,9 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs, for the
+    /// same reasons; `value` is dropped.
+    pub fn try_filled<T: Clone>(&self, len: usize, value: T) -> Result<ScopedArray<'s, T>, AllocFailure> {
         self.generic_fill(len, |_| value.clone())
     }
 
@@ -186,8 +192,9 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs, for the
+    /// same reasons; `f` is not called.
+    pub fn try_from_fn<T>(&self, len: usize, f: impl FnMut(usize) -> T) -> Result<ScopedArray<'s, T>, AllocFailure> {
         self.generic_fill(len, f)
     }
 
@@ -220,8 +227,9 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_clone_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs for
+    /// `items.len()`, for the same reasons; nothing is cloned.
+    pub fn try_clone_slice<T: Clone>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocFailure> {
         self.generic_clone_slice(items)
     }
 
@@ -278,9 +286,10 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs for
+    /// `items.len()`, for the same reasons.
     #[inline]
-    pub fn try_copy_slice<T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocError> {
+    pub fn try_copy_slice<T: Copy>(&self, items: &[T]) -> Result<ScopedArray<'s, T>, AllocFailure> {
         self.generic_copy_slice(items)
     }
 

@@ -6,8 +6,6 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::AllocError;
-
 use super::error_behavior::{ErrorBehavior, infallible};
 use crate::scope::Scope;
 
@@ -63,8 +61,10 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed); `value` is dropped.
-    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, AllocError> {
+    /// [`AllocFailure`](crate::AllocFailure) where
+    /// [`try_zeroed`](Scope::try_zeroed) errs for one `T`, for the same
+    /// reasons; `value` is dropped.
+    pub fn try_boxed<T>(&self, value: T) -> Result<ScopedBox<'s, T>, crate::AllocFailure> {
         self.generic_boxed(value)
     }
 

@@ -10,7 +10,7 @@ use allocator_api2::alloc::AllocError;
 
 use super::ScopedVec;
 use super::error_behavior::{ErrorBehavior, Refusal, infallible};
-use crate::error::{Failure, FailureReason};
+use crate::error::{AllocFailure, FailureReason, allocation_panic};
 use crate::scope::{Scope, ScopeRef};
 
 /// A growable UTF-8 string in the memory of the scope `'s`: what
@@ -37,7 +37,8 @@ use crate::scope::{Scope, ScopeRef};
 /// # Panics
 /// Growing panics, with the sizes involved, when the arena cannot provide
 /// the memory; [`try_reserve`](ScopedString::try_reserve) and
-/// [`try_push_str`](ScopedString::try_push_str) return [`AllocError`] instead.
+/// [`try_push_str`](ScopedString::try_push_str) return that message's
+/// [`AllocFailure`] instead.
 pub struct ScopedString<'s> {
     /// Always valid UTF-8: every method that adds bytes adds a whole `str`.
     bytes: ScopedVec<'s, u8>,
@@ -139,8 +140,8 @@ impl<'s> ScopedString<'s> {
         Ok(())
     }
 
-    /// Appends `text`, or returns [`AllocError`] (and leaves the string as
-    /// it was) if growing fails.
+    /// Appends `text`, or returns an [`AllocFailure`] (and leaves the string
+    /// as it was) if growing fails.
     ///
     /// ```
     /// arena::scope(|s| {
@@ -151,8 +152,11 @@ impl<'s> ScopedString<'s> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if the arena cannot provide the memory.
-    pub fn try_push_str(&mut self, text: &str) -> Result<(), AllocError> {
+    /// [`AllocFailure`] if the length overflows
+    /// ([`CapacityOverflow`](crate::FailureReason::CapacityOverflow)) or the
+    /// arena cannot provide the memory (the reason says why); its text names
+    /// the string's length and the bytes added.
+    pub fn try_push_str(&mut self, text: &str) -> Result<(), AllocFailure> {
         self.generic_push_str("try_push_str", text)
     }
 
@@ -254,8 +258,9 @@ impl<'s> ScopedString<'s> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
-    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
+    /// [`AllocFailure`] where [`ScopedVec::try_reserve`] errs, for the same
+    /// reasons; the string is left as it was.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocFailure> {
         self.bytes.try_reserve(additional)
     }
 
@@ -370,7 +375,8 @@ impl fmt::Write for ScopedString<'_> {
     /// Appends `text`; an arena that cannot grow the string is an error
     /// (so `write!` returns `Err` instead of panicking).
     fn write_str(&mut self, text: &str) -> fmt::Result {
-        self.try_push_str(text).map_err(|AllocError| fmt::Error)
+        // `fmt::Error` carries no reason, so none is worked out.
+        self.generic_push_str::<AllocError>("write_str", text).map_err(|AllocError| fmt::Error)
     }
 
     fn write_char(&mut self, c: char) -> fmt::Result {
@@ -524,28 +530,34 @@ struct StringGrowthRefusal {
 
 impl Refusal for StringGrowthRefusal {
     #[inline(always)]
+    fn failure(self) -> AllocFailure {
+        growth_failure(self.scope, self.what, self.len, self.additional)
+    }
+
+    #[inline(always)]
     fn panic(self) -> ! {
         growth_failed(self.scope, self.what, self.len, self.additional)
     }
 }
 
-/// Panics for a string of `len` bytes that could not grow by `additional`
-/// for the method `what`, naming the reason.
+/// The failure of a string of `len` bytes that could not grow by
+/// `additional` for the method `what`, naming the reason.
+#[cold]
+#[inline(never)]
+fn growth_failure(scope: ScopeRef, what: &'static str, len: usize, additional: usize) -> AllocFailure {
+    let reason = match len.checked_add(additional).map(Layout::array::<u8>) {
+        None | Some(Err(_)) => FailureReason::CapacityOverflow,
+        Some(Ok(layout)) => scope.failure_reason(layout),
+    };
+    AllocFailure::string_growth(what, len, additional, reason)
+}
+
+/// Panics for a string that could not grow (see [`growth_failure`]).
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn growth_failed(scope: ScopeRef, what: &str, len: usize, additional: usize) -> ! {
-    let Some(needed) = len.checked_add(additional) else {
-        panic!("{what} on a ScopedString of {len} bytes: {additional} more bytes overflow usize")
-    };
-    let failure = match Layout::array::<u8>(needed) {
-        Err(_) => Failure::SizeOverflow,
-        Ok(layout) => scope.failure_reason(layout),
-    };
-    panic!(
-        "{what} on a ScopedString of {len} bytes needs room for {additional} more: {}",
-        FailureReason { failure, bytes: needed }
-    )
+fn growth_failed(scope: ScopeRef, what: &'static str, len: usize, additional: usize) -> ! {
+    allocation_panic(growth_failure(scope, what, len, additional))
 }
 
 #[cold]

@@ -10,10 +10,10 @@
 use std::convert::Infallible;
 use std::mem::MaybeUninit;
 
-use allocator_api2::alloc::AllocError;
 use dyn_stack::{MemStack, StackReq};
 
 use crate::containers::error_behavior::{ErrorBehavior, Refusal, infallible};
+use crate::error::{AllocFailure, FailureReason, allocation_panic};
 use crate::scope::Scope;
 
 impl<'s> Scope<'s> {
@@ -54,9 +54,12 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if `req` overflowed or the scope cannot provide the memory.
+    /// [`AllocFailure`] if `req` overflowed
+    /// ([`CapacityOverflow`](crate::FailureReason::CapacityOverflow)) or the
+    /// scope cannot provide the memory (the reason says why); its text names
+    /// the size and alignment.
     #[cfg_attr(docsrs, doc(cfg(feature = "dyn-stack")))]
-    pub fn try_mem_stack(&self, req: StackReq) -> Result<&'s mut MemStack, AllocError> {
+    pub fn try_mem_stack(&self, req: StackReq) -> Result<&'s mut MemStack, AllocFailure> {
         self.generic_mem_stack(req)
     }
 
@@ -64,19 +67,20 @@ impl<'s> Scope<'s> {
     #[inline]
     #[track_caller]
     fn generic_mem_stack<E: ErrorBehavior>(&self, req: StackReq) -> Result<&'s mut MemStack, E> {
-        let refused = MemStackRefusal { size: req.size_bytes(), align: req.align_bytes() };
+        let (size, align) = (req.size_bytes(), req.align_bytes());
+        let refused = |padded, reason| E::refused(MemStackRefusal { size, align, padded, reason });
         // An overflowed requirement reports alignment 0.
-        let align = req.align_bytes();
         if align == 0 {
-            return Err(E::refused(refused));
+            return Err(refused(None, FailureReason::CapacityOverflow));
         }
-        let size = req.size_bytes();
         // Bytes need no initialisation, and any start can be aligned by
         // skipping at most `align - 1` of them.
-        let Some(padded) = size.checked_add(align - 1) else { return Err(E::refused(refused)) };
+        let Some(padded) = size.checked_add(align - 1) else {
+            return Err(refused(None, FailureReason::CapacityOverflow));
+        };
         let bytes = match self.try_from_fn(padded, |_| MaybeUninit::<u8>::uninit()) {
             Ok(bytes) => bytes.into_slice(),
-            Err(AllocError) => return Err(E::refused(refused)),
+            Err(failure) => return Err(refused(Some(padded), failure.reason())),
         };
         let skip = bytes.as_ptr().align_offset(align);
         Ok(MemStack::new(&mut bytes[skip..skip + size]))
@@ -84,16 +88,22 @@ impl<'s> Scope<'s> {
 }
 
 /// A [`MemStack`] of `size` bytes aligned to `align` that a scope could not
-/// provide (`align` is 0 for an overflowed requirement).
+/// provide for `reason` (`align` is 0 for an overflowed requirement), which
+/// takes `padded` bytes (`None`: the number overflows).
 struct MemStackRefusal {
     size: usize,
     align: usize,
+    padded: Option<usize>,
+    reason: FailureReason,
 }
 
 impl Refusal for MemStackRefusal {
-    #[cold]
-    #[inline(never)]
+    fn failure(self) -> AllocFailure {
+        AllocFailure::mem_stack(self.size, self.align, self.padded, self.reason)
+    }
+
+    #[track_caller]
     fn panic(self) -> ! {
-        panic!("arena: cannot allocate a MemStack of {} bytes aligned to {} in this scope", self.size, self.align)
+        allocation_panic(self.failure())
     }
 }

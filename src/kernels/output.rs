@@ -7,7 +7,7 @@
 use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
 
-use crate::error::{ArrayRequest, Failure};
+use crate::error::{FailureReason, KernelOutput};
 
 /// An empty vector in `alloc` with room for exactly `len` elements.
 ///
@@ -40,17 +40,17 @@ pub(crate) fn vec_zeroed_in<T: bytemuck::Zeroable, A: Allocator>(kernel: &str, l
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn allocation_failed<T>(kernel: &str, len: usize, failure: Failure) -> ! {
-    panic!("arena::kernels::{kernel}: {}", ArrayRequest::of::<T>(len, failure))
+fn allocation_failed<T>(kernel: &str, len: usize, reason: Option<FailureReason>) -> ! {
+    panic!("arena::kernels::{kernel}: {}", KernelOutput::of::<T>(len, reason))
 }
 
 /// Why a kernel's output of `len` elements of `T` could not be had: the
 /// size overflows, or the allocator refused it (for the reason a scope
 /// recorded, such as its configured limit, when the allocator is one).
-fn failure_of<T>(len: usize) -> Failure {
+fn failure_of<T>(len: usize) -> Option<FailureReason> {
     match std::alloc::Layout::array::<T>(len) {
-        Err(_) => Failure::SizeOverflow,
-        Ok(layout) => crate::thread::refusal::take_refusal(layout.size()).unwrap_or(Failure::AllocatorRefused),
+        Err(_) => Some(FailureReason::CapacityOverflow),
+        Ok(layout) => crate::thread::refusal::take_refusal(layout.size()),
     }
 }
 

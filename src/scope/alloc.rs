@@ -12,7 +12,7 @@ use super::Scope;
 use crate::arena::{Arena, LargeHandle, LargeOwner};
 use crate::busy::BusyGuard;
 use crate::config::MAX_ALIGN_BYTES;
-use crate::error::Failure;
+use crate::error::FailureReason;
 use crate::thread::state::{is_thread_arena_with, thread_flags};
 
 impl<'s> Scope<'s> {
@@ -244,7 +244,7 @@ impl ScopeRef {
         let arena = self.arena_mut();
         let small = |ptr| Allocation { ptr, large: None };
         if layout.size() == 0 {
-            return crate::arena::zero_sized(layout).map(small);
+            return Ok(small(crate::arena::zero_sized(layout)));
         }
         if !arena.is_small(layout) {
             let owner = LargeOwner { depth: self.depth, arena: Some(self.arena) };
@@ -278,9 +278,9 @@ impl ScopeRef {
         }
     }
 
-    /// Why a request for `layout` fails now (for panic messages).
+    /// Why a request for `layout` fails now (the reason of its `AllocFailure`).
     #[cold]
-    pub(crate) fn failure_reason(self, layout: Layout) -> Failure {
+    pub(crate) fn failure_reason(self, layout: Layout) -> FailureReason {
         self.arena_mut().failure_reason(layout)
     }
 }

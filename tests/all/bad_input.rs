@@ -255,3 +255,116 @@ fn zero_sized_types_take_no_memory_and_drop_correctly() {
     });
     assert_eq!(DROPS.load(Ordering::Relaxed), 1010);
 }
+
+/// An empty array of a type aligned above a page takes no memory, so the
+/// page limit on alignment does not apply: every constructor gives it a
+/// dangling pointer aligned for the type, as `Vec` does, and the same
+/// request for one element is still refused.
+#[test]
+fn empty_arrays_of_types_aligned_above_a_page_are_dangling_and_aligned() {
+    #[derive(Clone, Copy, Debug)]
+    #[repr(C, align(8192))]
+    struct Page2(u8);
+    // SAFETY: a byte and padding, for which all-zero bytes are a valid value.
+    unsafe impl bytemuck::Zeroable for Page2 {}
+    #[derive(Clone, Copy, Debug)]
+    #[repr(C, align(1048576))]
+    struct Mebibyte(u8);
+    // SAFETY: as for `Page2`.
+    unsafe impl bytemuck::Zeroable for Mebibyte {}
+    // The values `filled` and `from_fn` are given (and never store) are
+    // 1 MiB each: moved around in a debug build, they need a larger stack.
+    let stack = std::thread::Builder::new().stack_size(64 << 20);
+    let checks = stack.spawn(|| {
+        every_constructor_gives_an_aligned_empty_array::<Page2>();
+        every_constructor_gives_an_aligned_empty_array::<Mebibyte>();
+    });
+    checks.expect("a thread").join().expect("every check passes");
+}
+
+fn every_constructor_gives_an_aligned_empty_array<T: Clone + Copy + bytemuck::Zeroable + std::fmt::Debug>() {
+    use arena::{CollectIn, ScopedArray, ScopedVec};
+    let align = align_of::<T>();
+    let check = |what: &str, ptr: *const T, len: usize| {
+        assert_eq!(len, 0, "{what}");
+        assert!(!ptr.is_null() && ptr.addr().is_multiple_of(align), "{what}: {ptr:p} for alignment {align}");
+    };
+    // An iterator that does not announce its length, and one that does.
+    let unsized_empty = || std::iter::from_fn(|| None::<T>);
+    arena::scope(|s| {
+        let _filler = s.filled(100, 1_u8); // the bump pointer is inside a slab
+        let a = s.zeroed::<T>(0);
+        check("zeroed", a.as_ptr(), a.len());
+        let a = s.try_zeroed::<T>(0).expect("try_zeroed(0)");
+        check("try_zeroed", a.as_ptr(), a.len());
+        let a = s.uninit::<T>(0);
+        check("uninit", a.as_ptr().cast(), a.len());
+        let a = s.try_uninit::<T>(0).expect("try_uninit(0)");
+        check("try_uninit", a.as_ptr().cast(), a.len());
+        let a = s.filled(0, T::zeroed());
+        check("filled", a.as_ptr(), a.len());
+        let a = s.try_filled(0, T::zeroed()).expect("try_filled(0)");
+        check("try_filled", a.as_ptr(), a.len());
+        let a = s.from_fn(0, |_| T::zeroed());
+        check("from_fn", a.as_ptr(), a.len());
+        let a = s.try_from_fn(0, |_| T::zeroed()).expect("try_from_fn(0)");
+        check("try_from_fn", a.as_ptr(), a.len());
+        let a = s.clone_slice::<T>(&[]);
+        check("clone_slice", a.as_ptr(), a.len());
+        let a = s.try_clone_slice::<T>(&[]).expect("try_clone_slice(&[])");
+        check("try_clone_slice", a.as_ptr(), a.len());
+        let a = s.copy_slice::<T>(&[]);
+        check("copy_slice", a.as_ptr(), a.len());
+        let a = s.try_copy_slice::<T>(&[]).expect("try_copy_slice(&[])");
+        check("try_copy_slice", a.as_ptr(), a.len());
+        let a = s.from_iter(std::iter::empty::<T>());
+        check("from_iter, exact", a.as_ptr(), a.len());
+        let a = s.from_iter(unsized_empty());
+        check("from_iter, unsized", a.as_ptr(), a.len());
+        let a = s.try_from_iter(std::iter::empty::<T>()).expect("try_from_iter(empty)");
+        check("try_from_iter, exact", a.as_ptr(), a.len());
+        let a = s.try_from_iter(unsized_empty()).expect("try_from_iter(unsized empty)");
+        check("try_from_iter, unsized", a.as_ptr(), a.len());
+        let a: ScopedArray<'_, T> = std::iter::empty().collect_in(s);
+        check("collect_in, array", a.as_ptr(), a.len());
+        let a: ScopedArray<'_, T> = unsized_empty().collect_in(s);
+        check("collect_in, array, unsized", a.as_ptr(), a.len());
+        let v: ScopedVec<'_, T> = std::iter::empty().collect_in(s);
+        check("collect_in, vector", v.as_ptr(), v.len());
+        let v = s.vec_with_capacity::<T>(0);
+        check("vec_with_capacity", v.as_ptr(), v.len());
+        let v = s.try_vec_with_capacity::<T>(0).expect("try_vec_with_capacity(0)");
+        check("try_vec_with_capacity", v.as_ptr(), v.len());
+        let mut v = s.vec::<T>();
+        v.reserve(0);
+        v.extend(std::iter::empty::<T>());
+        v.extend(unsized_empty());
+        v.extend_from_slice(&[]);
+        check("vec, extended by nothing", v.as_ptr(), v.len());
+        let a = v.into_array();
+        check("vec, into_array", a.as_ptr(), a.len());
+        // std's own collections agree.
+        let std_vec: Vec<T> = std::iter::empty().collect();
+        check("std collect", std_vec.as_ptr(), std_vec.len());
+        // One element is memory, at an alignment the arena does not hand out.
+        assert_eq!(
+            s.try_zeroed::<T>(1).map(drop).map_err(|failure| failure.reason()),
+            Err(arena::FailureReason::OverAligned { align })
+        );
+    });
+    // Through the `Allocator` trait and an arena of one's own as well.
+    let empty = Layout::from_size_align(0, align).unwrap();
+    arena::scope(|s| {
+        let p = s.allocate(empty).expect("allocate, size 0");
+        check("allocate", p.cast::<T>().as_ptr(), p.len());
+        let p = s.allocate_zeroed(empty).expect("allocate_zeroed, size 0");
+        check("allocate_zeroed", p.cast::<T>().as_ptr(), p.len());
+        s.scope(|_inner| {
+            let p = s.allocate(empty).expect("allocate from an outer scope, size 0");
+            check("allocate, outer scope", p.cast::<T>().as_ptr(), p.len());
+        });
+    });
+    let mut owned = arena::Arena::new();
+    let p = owned.alloc(empty).expect("Arena::alloc, size 0");
+    check("Arena::alloc", p.cast::<T>().as_ptr(), 0);
+}

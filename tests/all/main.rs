@@ -9,6 +9,7 @@
 //! kernels_ndarray::`.
 
 mod adversarial_scopes;
+mod alloc_failure;
 #[cfg(all(feature = "allocator-api2-03", feature = "allocator-api2-04"))]
 mod allocator_api2_lines;
 mod api;

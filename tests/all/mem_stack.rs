@@ -71,3 +71,26 @@ fn an_impossible_requirement_is_an_error_or_a_clear_panic() {
         assert!(message.contains("cannot allocate a MemStack"), "{message}");
     });
 }
+
+#[test]
+fn a_refused_stack_names_its_size_alignment_and_the_reason() {
+    let mut small = arena::Arena::with_config(arena::Config { limit_bytes: 1024, ..arena::Config::DEFAULT });
+    small.scope(|s| {
+        let req = StackReq::new_aligned::<u8>(4096, 64);
+        let failure = s.try_mem_stack(req).map(drop).expect_err("over the limit");
+        assert_eq!(failure.reason(), arena::FailureReason::ArenaLimit { in_use: 0, limit: 1024 });
+        // The bytes asked for: the size and room to align its start.
+        assert_eq!(failure.bytes(), Some(4096 + 63));
+        let text = "arena: cannot allocate a MemStack of 4096 bytes aligned to 64 in this scope: \
+                    4159 bytes more would exceed the configured limit of 1024 bytes (0 in use)";
+        assert_eq!(failure.to_string(), text);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.mem_stack(req);
+        }));
+        let message = panicked.expect_err("a refused stack panics");
+        assert_eq!(message.downcast_ref::<String>().map(String::as_str), Some(text));
+        let overflow = s.try_mem_stack(StackReq::OVERFLOW).map(drop).expect_err("an overflowed requirement");
+        assert_eq!(overflow.reason(), arena::FailureReason::CapacityOverflow);
+        assert_eq!(overflow.bytes(), None);
+    });
+}

@@ -5,9 +5,7 @@
 
 use std::sync::OnceLock;
 
-use allocator_api2::alloc::AllocError;
-
-use arena::{Scope, ScopedArray};
+use arena::{AllocFailure, Scope, ScopedArray};
 
 /// Largest item the harness makes or grows to.
 pub(super) const MAX_ITEM_BYTES: usize = 4 << 20;
@@ -77,7 +75,7 @@ impl Element for Empty64 {
     fn view(_: &[u8]) -> Option<&[Self]> {
         None
     }
-    fn try_zeroed<'s>(scope: &'s Scope<'s>, len: usize) -> Option<Result<ScopedArray<'s, Self>, AllocError>> {
+    fn try_zeroed<'s>(scope: &'s Scope<'s>, len: usize) -> Option<Result<ScopedArray<'s, Self>, AllocFailure>> {
         Some(scope.try_zeroed(len))
     }
     fn bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {
@@ -98,7 +96,7 @@ pub(super) trait Element: Sized + Clone + 'static {
     fn view(bytes: &[u8]) -> Option<&[Self]>;
 
     /// `len` zeroed elements from `scope`, where the type is `Zeroable`.
-    fn try_zeroed<'s>(scope: &'s Scope<'s>, len: usize) -> Option<Result<ScopedArray<'s, Self>, AllocError>>;
+    fn try_zeroed<'s>(scope: &'s Scope<'s>, len: usize) -> Option<Result<ScopedArray<'s, Self>, AllocFailure>>;
 
     /// The bytes of `items`, where the type allows a safe cast.
     fn bytes_mut(items: &mut [Self]) -> Option<&mut [u8]>;
@@ -122,7 +120,7 @@ macro_rules! primitive_element {
             fn try_zeroed<'s>(
                 scope: &'s Scope<'s>,
                 len: usize,
-            ) -> Option<Result<ScopedArray<'s, Self>, AllocError>> {
+            ) -> Option<Result<ScopedArray<'s, Self>, AllocFailure>> {
                 Some(scope.try_zeroed(len))
             }
             fn bytes_mut(items: &mut [Self]) -> Option<&mut [u8]> {
@@ -152,7 +150,7 @@ macro_rules! struct_element {
             fn view(_: &[u8]) -> Option<&[Self]> {
                 None
             }
-            fn try_zeroed<'s>(_: &'s Scope<'s>, _: usize) -> Option<Result<ScopedArray<'s, Self>, AllocError>> {
+            fn try_zeroed<'s>(_: &'s Scope<'s>, _: usize) -> Option<Result<ScopedArray<'s, Self>, AllocFailure>> {
                 None
             }
             fn bytes_mut(_: &mut [Self]) -> Option<&mut [u8]> {

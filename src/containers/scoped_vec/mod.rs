@@ -15,6 +15,8 @@ use std::ptr::NonNull;
 
 use allocator_api2::alloc::AllocError;
 
+use crate::error::AllocFailure;
+
 use self::raw::RawBuf;
 use super::error_behavior::{ErrorBehavior, infallible};
 use crate::scope::Scope;
@@ -47,7 +49,7 @@ pub use iter::{ScopedVecDrain, ScopedVecIntoIter};
 /// ```
 ///
 /// Growth never aborts the process: a failed growth panics with the sizes
-/// involved, and the `try_` methods return [`AllocError`].
+/// involved, and the `try_` methods return that message's [`AllocFailure`].
 pub struct ScopedVec<'s, T> {
     /// Initialized elements, `len <= buf.capacity()`.
     len: usize,
@@ -106,8 +108,9 @@ impl<'s> Scope<'s> {
     /// ```
     ///
     /// # Errors
-    /// As [`try_zeroed`](Scope::try_zeroed).
-    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocError> {
+    /// [`AllocFailure`] where [`try_zeroed`](Scope::try_zeroed) errs for
+    /// `capacity`, for the same reasons (a capacity of 0 never errs).
+    pub fn try_vec_with_capacity<T>(&self, capacity: usize) -> Result<ScopedVec<'s, T>, AllocFailure> {
         ScopedVec::generic_with_capacity_in(capacity, self)
     }
 }
@@ -198,9 +201,13 @@ impl<'s, T> ScopedVec<'s, T> {
     /// ```
     ///
     /// # Errors
-    /// [`AllocError`] if the size overflows or the arena cannot provide the memory.
+    /// [`AllocFailure`] if the count or the size overflows
+    /// ([`CapacityOverflow`](crate::FailureReason::CapacityOverflow)) or the
+    /// arena cannot provide the memory (the reason says why); its text names
+    /// the vector's length, the capacity tried and the sizes. The vector is
+    /// left as it was.
     #[inline(always)]
-    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocFailure> {
         self.generic_reserve("reserve", additional)
     }
 
@@ -252,7 +259,9 @@ impl<'s, T> ScopedVec<'s, T> {
     /// ```
     ///
     /// # Errors
-    /// `Err(value)` if the vector is full and cannot grow.
+    /// `Err(value)` if the vector is full and cannot grow: the value comes
+    /// back, as from std's `Vec::push_within_capacity`, rather than an
+    /// [`AllocFailure`]; [`try_reserve(1)`](ScopedVec::try_reserve) says why.
     pub fn try_push(&mut self, value: T) -> Result<(), T> {
         self.generic_push::<AllocError>(value).map_err(|(_, value)| value)
     }

@@ -12,7 +12,7 @@ use allocator_api2::alloc::Allocator;
 use crate::arena::LargeHandle;
 use crate::containers::block::array_block_cold;
 use crate::containers::error_behavior::{ErrorBehavior, Refusal};
-use crate::error::{ArrayRequest, Failure};
+use crate::error::{AllocFailure, FailureReason, allocation_panic};
 use crate::scope::{Scope, ScopeRef};
 
 /// The buffer of a vector: `cap` slots of `T` in the memory of the scope
@@ -344,40 +344,41 @@ impl<T> GrowthRefusal<T> {
 
 impl<T> Refusal for GrowthRefusal<T> {
     #[inline(always)]
+    fn failure(self) -> AllocFailure {
+        growth_failure::<T>(self.scope, self.what, self.len, self.additional, self.tried)
+    }
+
+    #[inline(always)]
     fn panic(self) -> ! {
         growth_failed::<T>(self.scope, self.what, self.len, self.additional, self.tried)
     }
 }
 
-/// Panics for a vector of `len` elements that could not grow by
+/// The failure of a vector of `len` elements that could not grow by
 /// `additional` for the method `what`, having tried a capacity of `tried`
 /// (`None`: the count overflows), naming the reason.
 #[cold]
 #[inline(never)]
-#[track_caller]
-fn growth_failed<T>(scope: ScopeRef, what: &str, len: usize, additional: usize, tried: Option<usize>) -> ! {
-    let name = std::any::type_name::<T>();
-    let Some(capacity) = tried else {
-        panic!(
-            "{what} on a ScopedVec<{name}> of {len} {}: {additional} more overflows the capacity (usize)",
-            elements(len)
-        )
+fn growth_failure<T>(
+    scope: ScopeRef,
+    what: &'static str,
+    len: usize,
+    additional: usize,
+    tried: Option<usize>,
+) -> AllocFailure {
+    let reason = match tried.map(Layout::array::<T>) {
+        None | Some(Err(_)) => FailureReason::CapacityOverflow,
+        Some(Ok(layout)) => scope.failure_reason(layout),
     };
-    let failure = match Layout::array::<T>(capacity) {
-        Err(_) => Failure::SizeOverflow,
-        Ok(layout) => scope.failure_reason(layout),
-    };
-    let request = ArrayRequest::of::<T>(capacity, failure);
-    panic!(
-        "{what} on a ScopedVec<{name}> of {len} {} needs room for {additional} more \
-         (a capacity of {capacity}): {request}",
-        elements(len)
-    )
+    AllocFailure::vec_growth::<T>(what, len, additional, tried, reason)
 }
 
-/// "element" or "elements", as `count` asks.
-fn elements(count: usize) -> &'static str {
-    if count == 1 { "element" } else { "elements" }
+/// Panics for a vector that could not grow (see [`growth_failure`]).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn growth_failed<T>(scope: ScopeRef, what: &'static str, len: usize, additional: usize, tried: Option<usize>) -> ! {
+    allocation_panic(growth_failure::<T>(scope, what, len, additional, tried))
 }
 
 #[cfg(test)]

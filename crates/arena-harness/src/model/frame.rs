@@ -285,12 +285,15 @@ impl<'s> Frame<'s, '_> {
         };
         if layout.align() > 4096 {
             ctx.summary.raw_calls += 1;
-            let refused =
-                if zeroed { self.scope.allocate_zeroed(layout).is_err() } else { self.scope.allocate(layout).is_err() };
-            if !refused {
-                return Err(ctx.violation(format!("{layout:?} (aligned above a page) was served")));
-            }
-            return Ok(());
+            let made = if zeroed { self.scope.allocate_zeroed(layout) } else { self.scope.allocate(layout) };
+            // A zero-size request places no memory: a dangling pointer
+            // aligned for it, at any alignment; any other is refused.
+            return match (size, made) {
+                (0, Ok(block)) if block.cast::<u8>().as_ptr().addr() == layout.align() => Ok(()),
+                (0, made) => Err(ctx.violation(format!("{layout:?} (zero size) got {made:?}, not a dangling pointer"))),
+                (_, Ok(_)) => Err(ctx.violation(format!("{layout:?} (aligned above a page) was served"))),
+                (_, Err(_)) => Ok(()),
+            };
         }
         if !ctx.budget_allows(size) {
             return Ok(());
