@@ -68,6 +68,12 @@
 //! threat model (what the compiler rules out, what is checked at run time,
 //! and which test shows each) is in `SAFETY.md`.
 //!
+//! # Fork
+//! The process-wide parts (the pool, the registry of idle large blocks, the
+//! capture region's cache) sit behind mutexes: a child forked while another
+//! thread held one would wait for it forever. Fork only from a
+//! single-threaded process, or `exec` at once in the child.
+//!
 //! # Features
 //!
 //! - `rayon` (default): the [`kernels`] split long inputs over rayon's

@@ -15,6 +15,7 @@
 //! no SIMD kernel. For comparing kernels on one machine, and for CPUs that
 //! slow down under AVX-512.
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 /// The most elements a tile of any kernel here holds (`mr * nr`).
@@ -100,7 +101,8 @@ impl Ceiling {
                 Err(std::env::VarError::NotUnicode(raw)) => Err(format!("arena: ignoring ARENA_SIMD={raw:?}")),
             };
             parsed.unwrap_or_else(|message| {
-                eprintln!("{message}");
+                // A warning only: a closed standard error must not fail a kernel.
+                let _ = writeln!(std::io::stderr(), "{message}");
                 Ceiling::Avx512
             })
         })

@@ -1,9 +1,11 @@
 //! A capture region that escapes have filled: requests are forwarded to the
-//! inner allocator and counted as forwarded for want of room. Its own test
-//! binary: it fills the process's one region, which every later capture in
-//! the process would then find full.
+//! inner allocator and counted as forwarded for want of room, and the report
+//! of it never fails a capture, even with standard error closed. Its own
+//! test binary: it fills the process's one region, which every later
+//! capture in the process would then find full.
 
 use std::hint::black_box;
+use std::process::{Command, Stdio};
 
 #[global_allocator]
 static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
@@ -55,4 +57,50 @@ fn a_region_full_of_escapes_forwards_and_counts_each_request() {
     let served = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES)).capacity());
     assert_eq!(served, ESCAPE_BYTES);
     assert_eq!(arena::capture::stats().thread.forwarded_full_allocations, refused_before);
+}
+
+const CHILD: &str = "ARENA_TEST_REGION_FULL_CHILD";
+
+/// In a child whose standard error is a pipe with no reader: fills the
+/// region, then a capture meets it full (its exit reports that) and panics.
+fn fill_then_panic_in_a_capture() {
+    // The region's size, known once it is reserved.
+    let first = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES)));
+    let runs = arena::capture::stats().reserved_bytes / 2 / ESCAPE_BYTES;
+    let mut kept = vec![first];
+    // Fill it without any request forwarded for room yet (no report so far).
+    for _ in 1..runs {
+        kept.push(arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES))));
+    }
+    assert_eq!(arena::capture::stats().thread.forwarded_full_allocations, 0);
+    // A capture that meets the full region, then panics: caught below.
+    let caught = std::panic::catch_unwind(|| {
+        arena::capture(|| {
+            let forwarded = black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES));
+            drop(forwarded);
+            panic!("the caller's own panic, to be caught");
+        })
+    });
+    assert!(caught.is_err());
+    drop(kept);
+    std::process::exit(0);
+}
+
+#[test]
+fn a_full_region_report_to_a_closed_stderr_does_not_abort() {
+    if std::env::var_os(CHILD).is_some() {
+        fill_then_panic_in_a_capture();
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut child = Command::new(exe)
+        .args(["--exact", "a_full_region_report_to_a_closed_stderr_does_not_abort", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the child");
+    // No reader: writes to the child's standard error fail with EPIPE.
+    drop(child.stderr.take());
+    let status = child.wait().expect("the child's status");
+    assert!(status.success(), "the child died: {status:?} (a failed report while unwinding aborts)");
 }

@@ -1,6 +1,7 @@
 //! Two `GlobalArena` values with different retention budgets in one
 //! process: the region is the process's, so the budget of the first one to
-//! capture holds for both, and neither a debug nor a release build breaks.
+//! capture a request (not merely to forward one) holds for both, and neither
+//! a debug nor a release build breaks.
 //! Its own test binary: which instance captures first is process-wide.
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -19,9 +20,13 @@ static KEEPS_NOTHING: GlobalArena = GlobalArena::new().with_retain_bytes(0);
 #[test]
 fn the_first_instance_to_capture_sets_the_budget_for_both() {
     let layout = Layout::from_size_align(1 << 20, 8).unwrap();
+    let over_aligned = Layout::from_size_align(8192, 8192).unwrap();
     arena::capture(|| {
-        // Through the global allocator first: a run of 1 MiB, idle and warm
-        // once dropped.
+        // A request capture forwards (aligned above a page) sets no budget.
+        // SAFETY: a non-zero-sized layout; freed at once by the same instance.
+        unsafe { KEEPS_NOTHING.dealloc(KEEPS_NOTHING.alloc(over_aligned), over_aligned) };
+        // The first captured request, through the global allocator: a run
+        // of 1 MiB, idle and warm once dropped.
         drop(black_box(vec![1_u8; 1 << 20]));
         // SAFETY: a non-zero-sized layout; the block is freed below with the
         // same instance and layout.

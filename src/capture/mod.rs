@@ -126,9 +126,9 @@ mod global {
         /// beyond that their pages go back to the OS.
         ///
         /// The capture region is the process's, shared by every
-        /// `GlobalArena` value: the budget of the first one to serve a
-        /// captured request holds for all of them from then on, and another
-        /// value's budget is not used ([`CaptureStats::retain_bytes`] says
+        /// `GlobalArena` value: the budget of the first one to capture a
+        /// request holds for all of them from then on, and another value's
+        /// budget is not used ([`CaptureStats::retain_bytes`] says
         /// which is in effect).
         ///
         /// ```

@@ -2,6 +2,7 @@
 //! process-wide state of the capture region.
 #![forbid(unsafe_code)]
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::busy::BusyGuard;
@@ -70,9 +71,11 @@ pub struct CaptureCounts {
     /// arena's own bookkeeping, alignments above 4096, a full region, or no
     /// region at all.
     pub forwarded_allocations: u64,
-    /// Of those, the requests forwarded because the region had no room left
-    /// for them (or, on Windows, the system refused to commit its pages):
-    /// escapes hold that much of it. The first capture that forwards one
+    /// Of those, the requests forwarded because the region had no room for
+    /// them: its fresh address space used up (or, on Windows, the system
+    /// refused to commit its pages), and no idle run of the request's size
+    /// class (idle runs of other sizes are not split or merged). Escapes
+    /// holding runs are the usual cause. The first capture that forwards one
     /// says so on standard error, once per process.
     pub forwarded_full_allocations: u64,
     /// Captured allocations still live when their capture ended (returned,
@@ -129,8 +132,12 @@ pub(crate) fn report_full_region() {
         // error's lock; the thread is marked busy like every other path of
         // the arena that reaches code outside it.
         let _busy = BusyGuard::raise();
-        eprintln!(
-            "arena: the capture region is full: requests go to the inner allocator until escapes are freed \
+        // Not `eprintln!`, which panics when standard error is closed: here
+        // that would be a panic in a capture's exit, during unwinding an
+        // abort.
+        let _ = writeln!(
+            std::io::stderr(),
+            "arena: the capture region has no room for a request: such requests go to the inner allocator \
              (arena::capture::stats().process.forwarded_full_allocations counts them)"
         );
     }

@@ -15,9 +15,15 @@
 //! sees it. Uncontended but for a reclaim, it costs one atomic
 //! read-modify-write each way.
 //!
-//! Lock order: the registry's list, then a shelf's cache. An owner holds its
-//! shelf's lock only for a cache operation, never while it takes the
-//! registry's or the pool's, so no cycle exists.
+//! Lock order: the registry's list, then a shelf's cache, then the pool's.
+//! An owner holds its shelf's lock for one cache operation, or while its
+//! arena's drop gives the cached blocks to the pool; it never takes the
+//! registry's lock while holding it, and the pool never takes a shelf's, so
+//! no cycle exists.
+//!
+//! A child forked while another thread held one of these locks would wait
+//! for it forever: fork only from a single-threaded process, or `exec` at
+//! once (as for the pool and the capture region).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;

@@ -2,6 +2,7 @@
 //! [`CaptureThread`], checked in full after each slow path of a debug build.
 #![forbid(unsafe_code)]
 
+use std::io::Write;
 use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, NO_BASE, NO_ROOM, SMALL_MAX_BYTES, retain_bytes};
@@ -112,7 +113,9 @@ impl CaptureThread {
             && let Err(broken) = self.check_invariants(Region::get())
         {
             let _busy = BusyGuard::raise();
-            eprintln!("arena: capture invariant broken: {broken}");
+            // Not `eprintln!`: it panics when standard error is closed, and
+            // the global allocator must not unwind.
+            let _ = writeln!(std::io::stderr(), "arena: capture invariant broken: {broken}");
             std::process::abort();
         }
     }

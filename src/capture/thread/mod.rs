@@ -46,7 +46,7 @@ const NO_BASE: usize = 0;
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
 /// The region's retention budget plus one; `BUDGET_UNSET` until the first
-/// [`GlobalArena`](super::GlobalArena) to reach the slow path sets it, once:
+/// [`GlobalArena`](super::GlobalArena) to capture a request sets it, once:
 /// the region and its idle runs are the process's, so one budget holds for
 /// them all, and a budget that changed later could leave more idle than it
 /// allows.
@@ -212,11 +212,11 @@ impl CaptureThread {
         if thread_is_busy() {
             return self.forward();
         }
-        fix_retain_bytes(retain_bytes);
         let Some(region) = Region::get().or_else(reserve) else { return self.forward() };
         if layout.align() > MAX_ALIGN {
             return self.forward();
         }
+        fix_retain_bytes(retain_bytes);
         let (size, align) = (layout.size(), layout.align());
         if size <= SMALL_MAX_BYTES {
             // A recording capture's requests all come here; the others did
@@ -259,7 +259,8 @@ impl CaptureThread {
         None
     }
 
-    /// Forwards a request the region has no room for.
+    /// Forwards a request the region has no run for: no fresh chunks left
+    /// for its size, and no idle run of its size class.
     fn forward_for_room(&self) -> Option<NonNull<u8>> {
         self.count(|s| s.forwarded_full_allocations += 1);
         self.forward()
@@ -527,7 +528,7 @@ fn fix_retain_bytes(bytes: usize) {
 }
 
 /// The region's retention budget: that of the first [`GlobalArena`](super::GlobalArena)
-/// to reach its slow path (the default before any did).
+/// to capture a request (the default before any did).
 pub(crate) fn retain_bytes() -> usize {
     match RETAIN_BYTES_PLUS_ONE.load(Ordering::Relaxed) {
         BUDGET_UNSET => DEFAULT_RETAIN_BYTES,
