@@ -372,7 +372,7 @@ mod tests {
             return;
         };
         let expected: usize = expected.to_str().and_then(|s| s.parse().ok()).expect("a number of bytes");
-        assert_eq!(page_bytes(), expected);
+        assert_eq!(page_bytes(), expected, "the page size read, against ARENA_TEST_EXPECT_PAGE_BYTES");
     }
 
     #[test]
