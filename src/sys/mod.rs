@@ -362,6 +362,19 @@ mod tests {
         assert_eq!(page_bytes(), page, "cached");
     }
 
+    /// CI runs the tests under emulated page sizes (qemu-user's `-p`) and
+    /// names the size in `ARENA_TEST_EXPECT_PAGE_BYTES`, so that a run on
+    /// which the emulated size does not reach the crate fails instead of
+    /// passing on 4 KiB pages. Unset, there is nothing to compare.
+    #[test]
+    fn the_page_size_is_the_one_the_run_expects() {
+        let Some(expected) = std::env::var_os("ARENA_TEST_EXPECT_PAGE_BYTES") else {
+            return;
+        };
+        let expected: usize = expected.to_str().and_then(|s| s.parse().ok()).expect("a number of bytes");
+        assert_eq!(page_bytes(), expected, "the page size read, against ARENA_TEST_EXPECT_PAGE_BYTES");
+    }
+
     #[test]
     fn a_mapping_is_whole_pages_at_a_page_boundary() {
         let page = page_bytes();
