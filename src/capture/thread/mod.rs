@@ -544,12 +544,14 @@ pub(crate) fn enter() -> ExitOnDrop {
 
 /// Opens a capture on this thread that no guard closes: a matching
 /// [`close_detached`] on the same thread does.
+#[cfg(feature = "rayon")]
 pub(crate) fn open_detached() {
     THREAD.with(CaptureThread::enter);
 }
 
 /// Closes a capture [`open_detached`] opened on this thread; nothing if none
 /// is open.
+#[cfg(feature = "rayon")]
 pub(crate) fn close_detached() {
     THREAD.with(|thread| {
         if thread.depth.get() > 0 {
