@@ -19,7 +19,10 @@ use super::thread;
 ///
 /// The cost is two broadcasts to the pool (one to open the workers'
 /// captures, one to close them), each waiting until every thread of the
-/// pool has taken part: a pool busy with long jobs delays both. Work that
+/// pool has taken part: a pool busy with long jobs delays both. On two
+/// cores that is 30 to 60 µs per call (`BENCHMARKS.md`, the capture table),
+/// so it pays around work of milliseconds; a loop of short parallel steps
+/// is better inside one `capture_par` than with one per step. Work that
 /// other threads hand to the pool meanwhile is captured too; its escapes are
 /// counted like any others.
 ///
