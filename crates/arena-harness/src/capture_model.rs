@@ -27,7 +27,8 @@
 //!   live, and their sizes.
 //! - After every step outside a capture but an `alloc` (which only the
 //!   inner allocator serves there), the capture region's resident
-//!   bytes (its mapping's `Rss` in `/proc/self/smaps`, less what a merged
+//!   bytes (from `mincore` over the part runs may have touched, or on one
+//!   run in 16 its mapping's `Rss` in `/proc/self/smaps`, less what a merged
 //!   neighbour may hold) are at most the OS pages the live captured items
 //!   span, plus the retention budget: escapes hold their own pages only,
 //!   and idle memory is bounded. Runs hold a process-wide lock for this, since the
@@ -35,6 +36,7 @@
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use arena::capture::CaptureStats;
 use arena::{GlobalArena, capture};
@@ -186,7 +188,9 @@ pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> R
     std::thread::scope(|threads| {
         let (remote, freer) = RemoteFreer::new();
         threads.spawn(freer);
-        let mut model = Model { corrupt_at, remote: Some(remote), ..Model::default() };
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        let run = RUNS.fetch_add(1, Ordering::Relaxed);
+        let mut model = Model { corrupt_at, remote: Some(remote), run, ..Model::default() };
         let mut ops = ops.iter().copied();
         let result = model
             .run_level(&mut ops)
@@ -303,6 +307,70 @@ struct RegionMapping {
     merged: usize,
 }
 
+/// Where the captured runs of the model's items may end, at most: past the
+/// end of every such item, a quarter of its size (a run's size-class
+/// rounding) and two chunks (its chunk's rounding). Runs are taken from the
+/// region's start upwards, so nothing beyond it was ever touched.
+/// Process-wide, as the region is.
+static TOUCHED_END: AtomicUsize = AtomicUsize::new(0);
+/// The start of the chunk of the lowest captured item: the region's start
+/// (where its first run is), unless something else captured first.
+static TOUCHED_START: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The region's chunk size, which runs are made of and aligned to.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// Notes where a captured item lies (see [`TOUCHED_END`]).
+fn note_touched(ptr: NonNull<u8>, size: usize) {
+    let addr = ptr.as_ptr().addr();
+    TOUCHED_START.fetch_min(addr / CHUNK_BYTES * CHUNK_BYTES, Ordering::Relaxed);
+    TOUCHED_END.fetch_max(addr + size + size / 4 + 2 * CHUNK_BYTES, Ordering::Relaxed);
+}
+
+/// The region's resident bytes: from `mincore` over the part of its mapping
+/// that runs may have touched, a cheap call; or, on one run in
+/// [`SMAPS_EVERY`] (the end of the touched part being an estimate), from
+/// `/proc/self/smaps` over all of it, which reads every mapping's page
+/// tables (many, under AddressSanitizer).
+fn region_resident(len: usize, run: u64) -> Option<RegionMapping> {
+    if len == 0 {
+        return None;
+    }
+    if run.is_multiple_of(SMAPS_EVERY) {
+        return region_mapping(len);
+    }
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let (start, end) = maps.lines().find_map(|line| {
+        let (start, end) = line.split_once(' ')?.0.split_once('-')?;
+        let (start, end) = (usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?);
+        (end - start >= len).then_some((start, end))
+    })?;
+    let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
+    let touched_start = TOUCHED_START.load(Ordering::Relaxed).clamp(start, touched_end);
+    Some(RegionMapping { resident: resident_bytes(touched_start, touched_end)?, merged: end - start - len })
+}
+
+/// One run in this many reads the region's residency from `/proc/self/smaps`.
+const SMAPS_EVERY: u64 = 16;
+
+/// The resident bytes of the pages in `[start, end)` (a page-aligned start,
+/// or the start of a mapping).
+#[cfg(unix)]
+fn resident_bytes(start: usize, end: usize) -> Option<usize> {
+    let page_bytes = page_bytes();
+    let pages = (end - start).div_ceil(page_bytes);
+    let mut resident = vec![0_u8; pages];
+    // SAFETY: `[start, end)` lies in one mapping (the region's), `start` is
+    // page-aligned (a chunk's start, or the mapping's), and the vector has
+    // one byte per page.
+    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, resident.as_mut_ptr().cast()) };
+    (rc == 0).then(|| resident.iter().filter(|&&page| page & 1 != 0).count() * page_bytes)
+}
+
+#[cfg(not(unix))]
+fn resident_bytes(_: usize, _: usize) -> Option<usize> {
+    None
+}
+
 /// The mapping of at least `len` bytes (the capture region: no other
 /// mapping is as large), from `/proc/self/smaps`.
 fn region_mapping(len: usize) -> Option<RegionMapping> {
@@ -371,6 +439,8 @@ struct Model {
     corrupt_at: Option<usize>,
     summary: CaptureSummary,
     remote: Option<RemoteFreer>,
+    /// This run's number in the process.
+    run: u64,
 }
 
 impl Model {
@@ -470,6 +540,9 @@ impl Model {
 
     fn new_item(&mut self, ptr: *mut u8, layout: Layout, origin: Origin) -> Result<Item, Violation> {
         let ptr = NonNull::new(ptr).ok_or_else(|| self.violation(format!("allocation of {layout:?} failed")))?;
+        if origin != Origin::Inner {
+            note_touched(ptr, layout.size());
+        }
         self.next_id += 1;
         Ok(Item { ptr, layout, off: offset_for(self.next_id), origin, extent: layout.size() })
     }
@@ -521,6 +594,9 @@ impl Model {
         // inner allocator's blocks stay with it.
         let origin = if moved && old_origin != Origin::Inner { self.expected_origin(new_layout) } else { old_origin };
         self.summary.moved += usize::from(moved);
+        if origin != Origin::Inner {
+            note_touched(ptr, new_size);
+        }
         let item = &mut self.items[index];
         item.extent = if moved { new_size } else { item.extent.max(new_size) };
         (item.ptr, item.layout, item.origin) = (ptr, new_layout, origin);
@@ -621,7 +697,7 @@ impl Model {
     /// the live captured items, plus the retention budget.
     fn check_held_bytes(&self) -> Result<(), Violation> {
         let stats = arena::capture::stats();
-        let Some(RegionMapping { resident, merged }) = region_mapping(stats.reserved_bytes) else {
+        let Some(RegionMapping { resident, merged }) = region_resident(stats.reserved_bytes, self.run) else {
             return Ok(());
         };
         let page_bytes = page_bytes();
