@@ -182,12 +182,9 @@ pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
 #[doc(hidden)]
 pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> Result<CaptureSummary, Violation> {
     let _run = RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Joined before the run returns: a thread still running its exit (TLS
-    // destructors) after the run shows as a leak to LeakSanitizer in the
-    // fuzz target.
     std::thread::scope(|threads| {
         let (remote, freer) = RemoteFreer::new();
-        threads.spawn(freer);
+        let freeing = threads.spawn(freer);
         static RUNS: AtomicU64 = AtomicU64::new(0);
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
         let mut model = Model { corrupt_at, remote: Some(remote), run, ..Model::default() };
@@ -201,6 +198,12 @@ pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> R
             // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
             unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
         }
+        // Ends the freeing thread and joins it explicitly: the scope's own
+        // join waits only for its closure, and a thread still running its
+        // exit (TLS destructors) after the run shows as a leak to
+        // LeakSanitizer in the fuzz target.
+        drop(model.remote.take());
+        freeing.join().expect("the freeing thread does not panic");
         result.map(|()| model.summary)
     })
 }
