@@ -9,6 +9,8 @@
 // Linux only: it reads `/proc/self/statm` and lowers `RLIMIT_AS`.
 #![cfg(target_os = "linux")]
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Read;
@@ -140,10 +142,9 @@ fn a_limit_lowered_below_the_bytes_in_use_refuses_requests_and_keeps_the_invaria
 fn limit_address_space_to_mapped_plus(extra: usize) {
     let mapped = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = mapped.split_whitespace().next().unwrap().parse().unwrap();
-    // SAFETY: `sysconf` with a valid name has no preconditions.
-    let page_bytes = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
     // `rlim_t` is 32 bits wide on 32-bit targets: a larger limit is no limit.
-    let bytes = libc::rlim_t::try_from(pages * page_bytes + extra as u64).unwrap_or(libc::RLIM_INFINITY);
+    let bytes =
+        libc::rlim_t::try_from(pages * common::page_bytes() as u64 + extra as u64).unwrap_or(libc::RLIM_INFINITY);
     // SAFETY: `getrlimit` and `setrlimit` write and read the one struct given.
     unsafe {
         let mut limit = std::mem::zeroed::<libc::rlimit>();

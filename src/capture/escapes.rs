@@ -26,7 +26,6 @@
 //! own thread holds.
 #![forbid(unsafe_code)]
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -228,10 +227,7 @@ pub(crate) fn report_first(capture: (usize, u64)) {
     } else {
         "the `backtrace` feature records where it was made"
     };
-    // Not `eprintln!`, which panics when standard error is closed: this runs
-    // in a capture's exit, during unwinding too.
-    let _ = writeln!(
-        std::io::stderr(),
+    super::report_line(format_args!(
         "arena: the first captured allocation to escape its capture: {bytes} bytes ({where_made})"
-    );
+    ));
 }

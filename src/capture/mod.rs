@@ -35,6 +35,18 @@ pub use par::capture_par;
 #[cfg(not(loom))]
 pub use stats::{CaptureCounts, CaptureStats};
 
+/// Writes one line of the arena's own to standard error: with the thread
+/// marked busy (printing may allocate, and must not be captured), and
+/// ignoring a failure, where `eprintln!` would panic when standard error is
+/// closed: these lines are written in a capture's exit, also while
+/// unwinding, and from inside the global allocator, which must not unwind.
+#[cfg(not(loom))]
+fn report_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _busy = crate::busy::BusyGuard::raise();
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 #[cfg(not(loom))]
 mod global {
     use std::alloc::{GlobalAlloc, Layout, System};

@@ -2,10 +2,7 @@
 //! process-wide state of the capture region.
 #![forbid(unsafe_code)]
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-use crate::busy::BusyGuard;
 
 /// A snapshot of [`capture`](crate::capture())'s counters, from
 /// [`capture::stats`](crate::capture::stats): this thread's counts, the same
@@ -87,15 +84,30 @@ pub struct CaptureCounts {
 }
 
 impl CaptureCounts {
-    pub(crate) const ZERO: CaptureCounts = CaptureCounts {
-        captures: 0,
-        captured_allocations: 0,
-        captured_bytes: 0,
-        forwarded_allocations: 0,
-        forwarded_full_allocations: 0,
-        escaped_allocations: 0,
-        escaped_bytes: 0,
-    };
+    pub(crate) const ZERO: CaptureCounts = CaptureCounts::from_fields([0; 7]);
+
+    /// The counts from [`fields`](Self::fields)' order.
+    const fn from_fields(
+        [
+            captures,
+            captured_allocations,
+            captured_bytes,
+            forwarded_allocations,
+            forwarded_full_allocations,
+            escaped_allocations,
+            escaped_bytes,
+        ]: [u64; 7],
+    ) -> CaptureCounts {
+        CaptureCounts {
+            captures,
+            captured_allocations,
+            captured_bytes,
+            forwarded_allocations,
+            forwarded_full_allocations,
+            escaped_allocations,
+            escaped_bytes,
+        }
+    }
 
     fn fields(&self) -> [u64; 7] {
         [
@@ -128,39 +140,14 @@ pub(crate) fn add_to_process(now: &CaptureCounts, added: &CaptureCounts) {
 pub(crate) fn report_full_region() {
     static REPORTED: AtomicBool = AtomicBool::new(false);
     if !REPORTED.swap(true, Ordering::Relaxed) {
-        // The message allocates nothing, but printing may wait for standard
-        // error's lock; the thread is marked busy like every other path of
-        // the arena that reaches code outside it.
-        let _busy = BusyGuard::raise();
-        // Not `eprintln!`, which panics when standard error is closed: here
-        // that would be a panic in a capture's exit, during unwinding an
-        // abort.
-        let _ = writeln!(
-            std::io::stderr(),
+        super::report_line(format_args!(
             "arena: the capture region has no room for a request: such requests go to the inner allocator \
              (arena::capture::stats().process.forwarded_full_allocations counts them)"
-        );
+        ));
     }
 }
 
 /// The process's counts.
 pub(crate) fn process() -> CaptureCounts {
-    let [
-        captures,
-        captured_allocations,
-        captured_bytes,
-        forwarded_allocations,
-        forwarded_full_allocations,
-        escaped_allocations,
-        escaped_bytes,
-    ] = PROCESS.each_ref().map(|total| total.load(Ordering::Relaxed));
-    CaptureCounts {
-        captures,
-        captured_allocations,
-        captured_bytes,
-        forwarded_allocations,
-        forwarded_full_allocations,
-        escaped_allocations,
-        escaped_bytes,
-    }
+    CaptureCounts::from_fields(PROCESS.each_ref().map(|total| total.load(Ordering::Relaxed)))
 }

@@ -342,11 +342,7 @@ fn region_resident(len: usize, run: u64) -> Option<RegionMapping> {
         return region_mapping(len);
     }
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let (start, end) = maps.lines().find_map(|line| {
-        let (start, end) = line.split_once(' ')?.0.split_once('-')?;
-        let (start, end) = (usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?);
-        (end - start >= len).then_some((start, end))
-    })?;
+    let (start, end) = maps.lines().filter_map(mapping_range).find(|(start, end)| end - start >= len)?;
     let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
     let touched_start = TOUCHED_START.load(Ordering::Relaxed).clamp(start, touched_end);
     Some(RegionMapping { resident: resident_bytes(touched_start, touched_end)?, merged: end - start - len })
@@ -383,10 +379,7 @@ fn region_mapping(len: usize) -> Option<RegionMapping> {
     let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
     let mut in_region = None;
     for line in smaps.lines() {
-        if let Some((range, _)) = line.split_once(' ')
-            && let Some((start, end)) = range.split_once('-')
-            && let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
-        {
+        if let Some((start, end)) = mapping_range(line) {
             in_region = (end - start).checked_sub(len);
         } else if let Some(merged) = in_region
             && let Some(kib) = line.strip_prefix("Rss:")
@@ -396,6 +389,13 @@ fn region_mapping(len: usize) -> Option<RegionMapping> {
         }
     }
     None
+}
+
+/// The address range a mapping's first line in `/proc/self/maps` or
+/// `/proc/self/smaps` names (`start-end perms ...`); `None` for other lines.
+fn mapping_range(line: &str) -> Option<(usize, usize)> {
+    let (start, end) = line.split_once(' ')?.0.split_once('-')?;
+    Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?))
 }
 
 /// The page size the process's OS reports, which the arena gives pages back

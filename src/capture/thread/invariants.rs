@@ -2,11 +2,9 @@
 //! [`CaptureThread`], checked in full after each slow path of a debug build.
 #![forbid(unsafe_code)]
 
-use std::io::Write;
 use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, NO_BASE, NO_ROOM, SMALL_MAX_BYTES, retain_bytes};
-use crate::busy::BusyGuard;
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
 
 impl CaptureThread {
@@ -112,10 +110,7 @@ impl CaptureThread {
         if cfg!(debug_assertions)
             && let Err(broken) = self.check_invariants(Region::get())
         {
-            let _busy = BusyGuard::raise();
-            // Not `eprintln!`: it panics when standard error is closed, and
-            // the global allocator must not unwind.
-            let _ = writeln!(std::io::stderr(), "arena: capture invariant broken: {broken}");
+            super::super::report_line(format_args!("arena: capture invariant broken: {broken}"));
             std::process::abort();
         }
     }
