@@ -16,12 +16,16 @@
 //! - `stencil_par`: two such stencil steps at once on a rayon pool of two
 //!   threads (`rayon::join`), each allocating on its worker; under
 //!   `capture` each step runs inside [`arena::capture::capture_par`], which
-//!   captures on the workers too.
+//!   captures on the workers too;
+//! - `service`: a JSON service, one capture per request: parse a request of
+//!   about 600 bytes with `serde_json`, total its items, write a response;
+//!   one request in 25 keeps a 100-byte string in a cache of 5,000 entries,
+//!   the oldest dropped (the cache is full before the timed requests).
 //!
 //! A process has one global allocator, so the parent re-runs this program
 //! once per allocator and workload, in interleaved rounds, and prints the
-//! medians: time per step, minor page faults per step, and for `capture`
-//! the escapes per step.
+//! medians: time per step, minor page faults per step, for `capture` the
+//! escapes per step, and the resident set at the end.
 //!
 //! `cargo run --release -p arena-benches --example capture [rounds]` (default 7).
 
@@ -40,7 +44,10 @@ use ndarray::{Array2, s};
 /// `getenv` (which does not allocate) at the first allocation.
 const ALLOCATOR_VAR: &CStr = c"ARENA_CAPTURE_EXAMPLE_ALLOCATOR";
 const ALLOCATORS: [&str; 4] = ["system", "mimalloc", "arena", "capture"];
-const WORKLOADS: [&str; 3] = ["stencil", "strings", "stencil_par"];
+const WORKLOADS: [&str; 4] = ["stencil", "strings", "stencil_par", "service"];
+/// The service's cache: entries kept, and one request in how many adds one.
+const CACHE_ENTRIES: usize = 5_000;
+const CACHE_EVERY: usize = 25;
 
 static ARENA: arena::GlobalArena = arena::GlobalArena::new();
 static CHOICE: AtomicU8 = AtomicU8::new(u8::MAX);
@@ -155,6 +162,39 @@ fn strings_step(seed: usize) -> usize {
     by_digit.values().sum()
 }
 
+/// One request of the JSON service: parses it, totals its items, writes
+/// the response; one request in [`CACHE_EVERY`] keeps its note in `cache`.
+/// Returns the response's length.
+fn service_step(i: usize, cache: &mut std::collections::VecDeque<String>) -> usize {
+    let items: Vec<String> = (0..6)
+        .map(|k| {
+            format!(r#"{{"sku":"item-{}","price":{}.{:02},"quantity":{}}}"#, (i + k) % 977, k + 1, i % 100, k % 3 + 1)
+        })
+        .collect();
+    let note: String = (0..100).map(|k| char::from(b'a' + ((i + k) % 26) as u8)).collect();
+    let request = format!(r#"{{"id":{i},"user":"user-{}","items":[{}],"note":"{note}"}}"#, i % 313, items.join(","));
+    let value: serde_json::Value = serde_json::from_str(&request).expect("a valid request");
+    let lines = value["items"].as_array().expect("items");
+    let total: f64 =
+        lines.iter().map(|line| line["price"].as_f64().unwrap_or(0.0) * line["quantity"].as_f64().unwrap_or(0.0)).sum();
+    let response = serde_json::json!({ "id": i, "total": total, "lines": lines.len() }).to_string();
+    if i.is_multiple_of(CACHE_EVERY) {
+        cache.push_back(value["note"].as_str().expect("a note").to_owned());
+        if cache.len() > CACHE_ENTRIES {
+            cache.pop_front();
+        }
+    }
+    response.len()
+}
+
+/// Resident set size of this process, from `/proc/self/statm`.
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("read /proc/self/statm");
+    let pages: usize = statm.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a statm field");
+    // SAFETY: `sysconf` with a valid name has no preconditions.
+    pages * usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
 fn minor_faults() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: `getrusage` fills the struct it is given.
@@ -165,17 +205,19 @@ fn minor_faults() -> u64 {
 }
 
 /// Runs `workload` under the allocator this process was started with and
-/// prints `ns_per_step faults_per_step escapes_per_step checksum`.
+/// prints `ns_per_step faults_per_step escapes_per_step rss_bytes checksum`.
 fn child(workload: &str, allocator: &str) {
     let capturing = allocator == "capture";
     let parallel = workload == "stencil_par";
     if parallel {
         rayon::ThreadPoolBuilder::new().num_threads(2).build_global().expect("the first pool");
     }
+    let cache = std::cell::RefCell::new(std::collections::VecDeque::new());
     let step = |i: usize, u: Array2<f64>| -> (Array2<f64>, usize) {
         match workload {
             "stencil" => (stencil_step(&u), 0),
             "stencil_par" => stencil_par_step(&u),
+            "service" => (u, service_step(i, &mut cache.borrow_mut())),
             _ => (u, strings_step(i)),
         }
     };
@@ -184,7 +226,11 @@ fn child(workload: &str, allocator: &str) {
         (true, false) => arena::capture(|| step(i, u)),
         (true, true) => arena::capture::capture_par(|| step(i, u)),
     };
-    let (warmup, steps) = if workload.starts_with("stencil") { (50, 400) } else { (50, 1000) };
+    let (warmup, steps) = match workload {
+        "service" => (CACHE_ENTRIES * CACHE_EVERY + 5_000, 50_000),
+        "strings" => (50, 1000),
+        _ => (50, 400),
+    };
     let mut u = Array2::from_shape_fn((256, 256), |(i, j)| ((i * 31 + j * 17) % 101) as f64);
     let mut checksum = 0;
     for i in 0..warmup {
@@ -202,7 +248,7 @@ fn child(workload: &str, allocator: &str) {
     let faults = (minor_faults() - faults) as f64 / steps as f64;
     let escapes = (arena::capture::stats().process.escaped_allocations - escapes) as f64 / steps as f64;
     checksum += u.sum() as usize;
-    println!("{ns:.0} {faults:.2} {escapes:.2} {checksum}");
+    println!("{ns:.0} {faults:.2} {escapes:.2} {} {checksum}", rss_bytes());
 }
 
 fn var_name() -> &'static str {
@@ -222,7 +268,7 @@ fn main() {
     }
     let rounds: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(7);
     let exe = std::env::current_exe().expect("the path of this program");
-    // results[workload][allocator]: (ns, faults, escapes) of each round.
+    // results[workload][allocator]: (ns, faults, escapes, RSS) of each round.
     let mut results = vec![vec![Vec::new(); ALLOCATORS.len()]; WORKLOADS.len()];
     let mut checksums = vec![Vec::new(); WORKLOADS.len()];
     for _ in 0..rounds {
@@ -237,8 +283,8 @@ fn main() {
                 let line = String::from_utf8_lossy(&output.stdout);
                 let fields: Vec<&str> = line.split_whitespace().collect();
                 let number = |i: usize| fields[i].parse::<f64>().expect("a number");
-                results[w][a].push((number(0), number(1), number(2)));
-                checksums[w].push(fields[3].to_owned());
+                results[w][a].push((number(0), number(1), number(2), number(3)));
+                checksums[w].push(fields[4].to_owned());
             }
         }
     }
@@ -247,23 +293,27 @@ fn main() {
         assert_eq!(checksums[w].len(), 1, "{workload}: every allocator computes the same result");
         println!("{workload} (median of {rounds} interleaved rounds, one process per allocator and round)");
         println!(
-            "  {:<9} {:>10} {:>12} {:>13} {:>10}",
-            "allocator", "us/step", "faults/step", "escapes/step", "vs system"
+            "  {:<9} {:>10} {:>12} {:>13} {:>10} {:>11}",
+            "allocator", "us/step", "faults/step", "escapes/step", "vs system", "RSS at end"
         );
         let times: Vec<f64> =
             results[w].iter().map(|r| median(&mut r.iter().map(|x| x.0).collect::<Vec<_>>())).collect();
         for (a, allocator) in ALLOCATORS.iter().enumerate() {
             let faults = median(&mut results[w][a].iter().map(|x| x.1).collect::<Vec<_>>());
             let escapes = median(&mut results[w][a].iter().map(|x| x.2).collect::<Vec<_>>());
+            let rss = median(&mut results[w][a].iter().map(|x| x.3).collect::<Vec<_>>());
             println!(
-                "  {allocator:<9} {:>10.1} {faults:>12.2} {escapes:>13.2} {:>9.2}x",
+                "  {allocator:<9} {:>10.2} {faults:>12.2} {escapes:>13.2} {:>9.2}x {:>8.1} MB",
                 times[a] / 1000.0,
-                times[0] / times[a]
+                times[0] / times[a],
+                rss / 1e6
             );
         }
+        let rss = |a: usize| median(&mut results[w][a].iter().map(|x| x.3).collect::<Vec<_>>());
         println!(
-            "  capture vs mimalloc: {:.2}x faster; arena outside capture vs system: {:+.1}% time",
+            "  capture vs mimalloc: {:.2}x faster, {:.2}x the RSS; arena outside capture vs system: {:+.1}% time",
             times[1] / times[3],
+            rss(3) / rss(1),
             (times[2] / times[0] - 1.0) * 100.0
         );
     }

@@ -17,10 +17,13 @@ pub(crate) const HOLD: usize = 1 << (usize::BITS - 2);
 ///   its own allocations and frees elsewhere, adding the difference later
 ///   with [`add_owned`](LiveCount::add_owned);
 /// - every other free, from any thread, is [`free_one`](LiveCount::free_one);
-/// - the owner gives the run up with [`release_hold`](LiveCount::release_hold).
+/// - the owner gives the run up with [`release_hold`](LiveCount::release_hold);
+/// - a capture continues a quarantined run (count above zero, no hold) with
+///   [`try_hold`](LiveCount::try_hold), which fails once the count is zero.
 ///
 /// Whichever of `free_one` and `release_hold` brings the count to zero
-/// returns 0, exactly once, and its caller alone may reuse the run. Both are
+/// returns 0, exactly once, and its caller alone may reuse the run; a
+/// `try_hold` that succeeds first keeps the count from zero instead. All are
 /// `AcqRel`: every freeing thread's last use of its allocation happens before
 /// that reuse.
 #[derive(Debug)]
@@ -57,6 +60,20 @@ impl LiveCount {
     /// only frees can change that.
     pub(crate) fn held_allocations(&self) -> usize {
         self.0.load(Ordering::Acquire).wrapping_sub(HOLD)
+    }
+
+    /// Takes a quarantined run back: adds a hold if something in it is still
+    /// live, and returns those allocations; `None` if the count is zero (the
+    /// run is idle and belongs to the thread that brought it there).
+    pub(crate) fn try_hold(&self) -> Option<usize> {
+        let mut count = self.0.load(Ordering::Acquire);
+        while count != 0 && count < HOLD {
+            match self.0.compare_exchange_weak(count, count + HOLD, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(count),
+                Err(now) => count = now,
+            }
+        }
+        None
     }
 
     /// The owner gives up its hold; returns the allocations still live. Zero

@@ -77,6 +77,34 @@ fn a_run_left_with_an_escape_is_reused_by_the_thread_that_frees_it_last() {
 }
 
 #[test]
+fn a_quarantined_run_is_continued_or_reused_by_its_last_freer_never_both() {
+    loom::model(|| {
+        let run = Arc::new(Run { live: LiveCount::new(), bytes: UnsafeCell::new(1) });
+        // A capture left one allocation live and gave up its hold.
+        run.live.hold(1);
+        assert_eq!(run.live.release_hold(), 1);
+        let remote = {
+            let run = run.clone();
+            thread::spawn(move || free_remote(&run))
+        };
+        // Another capture continues the run if something is still live in
+        // it, and ends; its exit takes the run if the escape was freed.
+        let continued = run.live.try_hold().map(|inherited| {
+            assert_eq!(inherited, 1, "the escape is inherited");
+            reuse_if_idle(&run, run.live.release_hold())
+        });
+        let remote_reused = remote.join().unwrap();
+        match continued {
+            // Continued: the remote free cannot reach zero while the hold is
+            // in place; whichever of it and the exit comes last takes the run.
+            Some(exit_reused) => assert!(exit_reused != remote_reused, "exactly one takes the run"),
+            // Not continued: the count was zero, so the remote free took it.
+            None => assert!(remote_reused, "the last free takes the run"),
+        }
+    });
+}
+
+#[test]
 fn a_region_being_published_never_claims_a_pointer_outside_it() {
     const START: usize = 1 << 30;
     const BYTES: usize = 1 << 28;

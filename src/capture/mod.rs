@@ -8,7 +8,10 @@
 //! captured allocation is counted against its run (see `live_count`), and a
 //! run is reused only when its count is zero. What the captured code frees
 //! in time is reused at once; what escapes keeps its run *quarantined* until
-//! it is freed, from any thread, and is counted in [`CaptureStats`].
+//! it is freed, from any thread, and is counted in [`CaptureStats`]. The
+//! next capture continues a small escape's chunk from where its live
+//! allocations end, so that values left behind one capture after another
+//! pack together.
 
 mod bounds;
 #[cfg(not(loom))]
@@ -89,6 +92,12 @@ mod global {
     ///   on Linux; `MADV_FREE_REUSABLE` on macOS, `MADV_FREE` on the BSDs,
     ///   `MEM_RESET` on Windows, whose pages go once the OS wants them);
     ///   [`capture::trim`](crate::capture::trim) gives all of them back.
+    /// - A capture that ends with small allocations live in its last chunk
+    ///   lists the chunk, and the next capture to need one continues it
+    ///   from where they end (or from where it started, if all it made
+    ///   there is gone): escapes pack like a bump allocator's, a few
+    ///   chunks for many small values. While the allocations it inherited
+    ///   this way are live, their frees take the slow path.
     /// - Requests with an alignment above 4096, requests made while the
     ///   arena itself is allocating, and anything once the region (up to
     ///   32 GiB, 256 MiB on a 32-bit target, in twice as much address space

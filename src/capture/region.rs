@@ -13,6 +13,12 @@
 //! class with its pages still resident, up to the retention budget; beyond it
 //! its pages go back to the OS ([`Discard::Reusable`]).
 //!
+//! A capture that ends with allocations live in the chunk it was bumping
+//! through, and room left above them, lists the chunk *to continue*: the
+//! next capture to need a chunk takes it back and bumps on from where the
+//! last one stopped, so that small values left behind by one capture after
+//! another pack together instead of holding a chunk (and a page) each.
+//!
 //! Live allocations are counted per 4 KiB of a chunk ([`COUNTED_PAGE_BYTES`],
 //! the smallest page size), whatever the OS's page size: the count stays a
 //! shift on the allocation path. What goes back to the OS is whole OS pages
@@ -21,7 +27,7 @@
 //! dead pages around a free widens to the OS pages it touches.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::bounds::RegionBounds;
@@ -53,6 +59,20 @@ const MAX_REGION_BYTES: usize = 32 << 30;
 #[cfg(not(target_pointer_width = "64"))]
 const MAX_REGION_BYTES: usize = MIN_REGION_BYTES;
 const MIN_REGION_BYTES: usize = 256 << 20;
+/// How far past a chunk's end a bump's arithmetic reaches (a small request
+/// at the largest alignment): the reservation extends at least this far
+/// past the last chunk, so that an address plus it never overflows.
+pub(crate) const BUMP_REACH_BYTES: usize = CHUNK_BYTES / 4 + 4096;
+/// The room a chunk must have left above its live allocations to be listed
+/// to continue: a page.
+pub(crate) const MIN_CONTINUE_ROOM: usize = COUNTED_PAGE_BYTES;
+/// [`RunRecord::listed`]: not in the list of chunks to continue.
+const NOT_LISTED: u8 = 0;
+/// Listed to continue, with allocations live in it (quarantined).
+const LISTED: u8 = 1;
+/// Listed to continue, and idle since (its last allocation was freed): it
+/// belongs to whoever takes it from the list.
+const LISTED_IDLE: u8 = 2;
 /// Size classes of the run cache (see [`run_class`]); runs past the last one
 /// are never made (such a request goes to the inner allocator).
 pub(crate) const CLASSES: usize = 64;
@@ -114,6 +134,26 @@ pub(crate) struct RunRecord {
     pub(crate) bump: AtomicBool,
     /// For a bump chunk: the live allocations on each of its pages.
     pub(crate) pages: PageCounts,
+    /// For a bump chunk: where a capture that continues it bumps from (the
+    /// bump of the capture that listed it); the allocations below it are
+    /// that capture's *inherited* ones. Written by the holder (lowered when
+    /// it frees the inherited allocation at the top), read by any freer.
+    pub(crate) resume: AtomicU32,
+    /// The inherited allocations still live, and their bytes: not escapes
+    /// of the capture that holds the run. Zero in a run taken idle.
+    pub(crate) inherited: AtomicUsize,
+    pub(crate) inherited_bytes: AtomicUsize,
+    /// `NOT_LISTED`, `LISTED` or `LISTED_IDLE`; under the cache's lock.
+    listed: AtomicU8,
+    /// The next run of the list of chunks to continue; under the cache's lock.
+    next_listed: AtomicU32,
+}
+
+/// Subtracts `amount` from `counter`, stopping at zero: the inherited
+/// counts are statistics, and a free that races a continuation may find
+/// them already reset.
+fn saturating_sub(counter: &AtomicUsize, amount: usize) {
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| Some(now.saturating_sub(amount)));
 }
 
 /// The page span `[first, after)` of an allocation of `size` bytes at
@@ -141,10 +181,11 @@ pub(crate) struct PageCounts {
 }
 
 impl PageCounts {
-    /// Adds the owner's differences (wrapping), and zeroes them.
-    pub(crate) fn flush(&self, local: &[std::cell::Cell<u32>]) {
-        for (total, local) in self.diff.iter().zip(local) {
-            let difference = local.replace(0);
+    /// Adds the owner's differences (wrapping), `local(page)` for the page
+    /// span ends `0..=CHUNK_PAGES`, and zeroes them.
+    pub(crate) fn flush<'a>(&self, local: impl Fn(usize) -> &'a std::cell::Cell<u32>) {
+        for (page, total) in self.diff.iter().enumerate() {
+            let difference = local(page).replace(0);
             if difference != 0 {
                 total.fetch_add(difference, Ordering::Relaxed);
             }
@@ -197,20 +238,72 @@ impl RunRecord {
     pub(crate) fn bytes(&self) -> usize {
         (self.chunks.load(Ordering::Relaxed) as usize) << CHUNK_SHIFT
     }
+
+    /// Starts the run's inheritance over: nothing inherited, bumping from
+    /// its start (a run taken idle).
+    pub(crate) fn inherit_nothing(&self) {
+        self.resume.store(0, Ordering::Relaxed);
+        self.inherited.store(0, Ordering::Relaxed);
+        self.inherited_bytes.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether an allocation at `offset` of this bump chunk is one its
+    /// holder inherited.
+    pub(crate) fn is_inherited(&self, offset: usize) -> bool {
+        offset < self.resume.load(Ordering::Relaxed) as usize && self.inherited.load(Ordering::Relaxed) > 0
+    }
+
+    /// An inherited allocation of `bytes` was freed.
+    pub(crate) fn forget_inherited(&self, bytes: usize) {
+        saturating_sub(&self.inherited, 1);
+        saturating_sub(&self.inherited_bytes, bytes);
+    }
+
+    /// An inherited allocation was resized from `old_size` to `new_size`.
+    pub(crate) fn resize_inherited(&self, old_size: usize, new_size: usize) {
+        if new_size > old_size {
+            self.inherited_bytes.fetch_add(new_size - old_size, Ordering::Relaxed);
+        } else {
+            saturating_sub(&self.inherited_bytes, old_size - new_size);
+        }
+    }
+
+    /// What the holder's capture leaves live that it did not inherit: its
+    /// escapes (allocations, bytes), given the run's live `allocations`.
+    pub(crate) fn escapes(&self, allocations: usize) -> (usize, usize) {
+        let bytes = self.live_bytes.load(Ordering::Relaxed);
+        (
+            allocations.saturating_sub(self.inherited.load(Ordering::Relaxed)),
+            bytes.saturating_sub(self.inherited_bytes.load(Ordering::Relaxed)),
+        )
+    }
+}
+
+/// A chunk for a capture to bump through, from [`Region::take_chunk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TakenChunk {
+    /// An idle run, nothing live in it: for the caller to hold.
+    Idle(u32),
+    /// A chunk listed to continue, now held by the caller (hold and owner
+    /// set, its live allocations inherited): bump on from its `resume`.
+    Continued(u32),
 }
 
 /// Free runs, by size class.
 ///
-/// Invariants: every run in a list is idle (its count is zero, no one holds
-/// it, and nothing live lies in it); `warm` runs may have resident pages and
-/// together have `warm_bytes`; `cold` runs' pages were given back;
-/// chunks from `fresh` on were never handed out.
+/// Invariants: every run in `warm` and `cold` is idle (its count is zero, no
+/// one holds it, and nothing live lies in it); `warm` runs may have resident
+/// pages and together have `warm_bytes`; `cold` runs' pages were given back;
+/// chunks from `fresh` on were never handed out. `to_continue` lists (by
+/// `next_listed`) the bump chunks whose `listed` is not `NOT_LISTED`: no
+/// capture holds them, and those `LISTED_IDLE` are idle.
 #[derive(Debug)]
 struct RunCache {
     warm: [u32; CLASSES],
     cold: [u32; CLASSES],
     warm_bytes: usize,
     fresh: u32,
+    to_continue: u32,
 }
 
 /// The reservation and its records.
@@ -274,7 +367,10 @@ impl Region {
         // `bytes` in it is whole pages in and leaves at least `bytes` of it
         // after it.
         let lead = memory.ptr().as_ptr().addr().next_multiple_of(bytes) - memory.ptr().as_ptr().addr();
-        let chunks = bytes >> CHUNK_SHIFT;
+        // The last chunk is left out if the reservation ends less than a
+        // bump's reach after it.
+        let reach_past_region = memory.len() - lead - bytes;
+        let chunks = (bytes >> CHUNK_SHIFT) - usize::from(reach_past_region < BUMP_REACH_BYTES);
         // Usable at once (unlike the region's pages on Windows), and with
         // swap reserved: a mapping of other flags, so the kernel never merges
         // the two and the region's resident pages can be read apart
@@ -290,7 +386,13 @@ impl Region {
             _record_memory: record_memory,
             records,
             chunks: chunks as u32,
-            cache: Mutex::new(RunCache { warm: [NO_RUN; CLASSES], cold: [NO_RUN; CLASSES], warm_bytes: 0, fresh: 0 }),
+            cache: Mutex::new(RunCache {
+                warm: [NO_RUN; CLASSES],
+                cold: [NO_RUN; CLASSES],
+                warm_bytes: 0,
+                fresh: 0,
+                to_continue: NO_RUN,
+            }),
         };
         BOUNDS.publish(start.as_ptr().addr(), bytes);
         Some(region)
@@ -332,7 +434,57 @@ impl Region {
     /// An idle run of class `class` (of `class_chunks` chunks), or `None` if
     /// the region has no room left for one.
     pub(crate) fn take_run(&self, class: usize, class_chunks: usize) -> Option<u32> {
+        self.take_cached_run(&mut self.cache(), class, class_chunks)
+    }
+
+    /// A chunk to bump through for the capture of the thread `owner`, with
+    /// room for `needed` bytes: a listed one to continue first (newest
+    /// first, looking at a few), else an idle one; `None` if the region has
+    /// no room left for one.
+    pub(crate) fn take_chunk(&self, owner: usize, needed: usize) -> Option<TakenChunk> {
+        /// Listed chunks looked at before taking an idle one: the lock is
+        /// held meanwhile.
+        const LOOK_AT: usize = 4;
         let mut cache = self.cache();
+        let (mut before, mut run) = (NO_RUN, cache.to_continue);
+        for _ in 0..LOOK_AT {
+            if run == NO_RUN {
+                break;
+            }
+            let record = self.record(run);
+            let next = record.next_listed.load(Ordering::Relaxed);
+            let state = record.listed.load(Ordering::Relaxed);
+            if state == LISTED && CHUNK_BYTES - record.resume.load(Ordering::Relaxed) as usize <= needed {
+                (before, run) = (run, next);
+                continue;
+            }
+            match before {
+                NO_RUN => cache.to_continue = next,
+                before => self.record(before).next_listed.store(next, Ordering::Relaxed),
+            }
+            record.listed.store(NOT_LISTED, Ordering::Relaxed);
+            if state == LISTED_IDLE {
+                return Some(TakenChunk::Idle(run));
+            }
+            // Under the lock: a freer that finds no owner discards dead
+            // pages under it too, so none does once the caller bumps here.
+            if let Some(live) = record.live.try_hold() {
+                record.owner.store(owner, Ordering::Relaxed);
+                record.inherited.store(live, Ordering::Relaxed);
+                record.inherited_bytes.store(record.live_bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+                note_unquarantined();
+                return Some(TakenChunk::Continued(run));
+            }
+            // Its last allocation was freed just now: the thread that freed
+            // it puts it in the cache once it has the lock (it finds the
+            // run no longer listed).
+            run = next;
+        }
+        let (class, class_chunks) = run_class(1).expect("one chunk has a class");
+        self.take_cached_run(&mut cache, class, class_chunks).map(TakenChunk::Idle)
+    }
+
+    fn take_cached_run(&self, cache: &mut RunCache, class: usize, class_chunks: usize) -> Option<u32> {
         for list in [0, 1] {
             let head = if list == 0 { cache.warm[class] } else { cache.cold[class] };
             if head != NO_RUN {
@@ -356,9 +508,35 @@ impl Region {
         Some(first)
     }
 
+    /// Gives up the hold of a capture on the bump chunk `run` that it
+    /// bumped through last, and lists the chunk to continue at `resume` if
+    /// allocations are still live in it; returns them (see
+    /// [`LiveCount::release_hold`]). `resume` leaves at least
+    /// [`MIN_CONTINUE_ROOM`] bytes of the chunk.
+    ///
+    /// The caller holds the run and has given back its dead pages.
+    pub(crate) fn release_hold_to_continue(&self, run: u32, resume: usize) -> usize {
+        debug_assert!(resume + MIN_CONTINUE_ROOM <= CHUNK_BYTES);
+        let mut cache = self.cache();
+        let record = self.record(run);
+        // Under the lock, so that no capture continues the chunk before
+        // the hold is gone.
+        record.owner.store(0, Ordering::Release);
+        let live = record.live.release_hold();
+        if live > 0 {
+            record.resume.store(resume as u32, Ordering::Relaxed);
+            record.listed.store(LISTED, Ordering::Relaxed);
+            record.next_listed.store(cache.to_continue, Ordering::Relaxed);
+            cache.to_continue = run;
+        }
+        live
+    }
+
     /// Puts the idle runs of the list starting at `first` (linked by
     /// `next_held`) back in the cache: resident while the warm runs stay
-    /// within `retain_bytes`, given back to the OS otherwise.
+    /// within `retain_bytes`, given back to the OS otherwise. A run listed
+    /// to continue stays in that list, marked idle, with its pages given
+    /// back.
     ///
     /// The caller guarantees that each run is idle: its count reached zero
     /// on the caller's side, so nothing live lies in it and no one else will
@@ -370,6 +548,12 @@ impl Region {
             let record = self.record(run);
             let next = record.next_held.load(Ordering::Relaxed);
             let bytes = record.bytes();
+            if record.listed.load(Ordering::Relaxed) == LISTED {
+                record.listed.store(LISTED_IDLE, Ordering::Relaxed);
+                self.give_back(run, bytes);
+                run = next;
+                continue;
+            }
             let (class, _) = run_class(bytes >> CHUNK_SHIFT).expect("a run has a class");
             if cache.warm_bytes + bytes <= retain_bytes {
                 record.next_free.store(cache.warm[class], Ordering::Relaxed);
@@ -384,9 +568,19 @@ impl Region {
         }
     }
 
-    /// Gives every warm run's pages back to the OS; returns the bytes.
+    /// Gives every warm run's pages back to the OS, and the dead pages of
+    /// the chunks listed to continue; returns the warm runs' bytes.
     pub(crate) fn trim(&self) -> usize {
         let mut cache = self.cache();
+        let mut listed = cache.to_continue;
+        while listed != NO_RUN {
+            let record = self.record(listed);
+            // Under the lock no capture continues it meanwhile.
+            if record.listed.load(Ordering::Relaxed) == LISTED {
+                self.give_back_dead_pages(listed, (0, CHUNK_PAGES));
+            }
+            listed = record.next_listed.load(Ordering::Relaxed);
+        }
         let mut given = 0;
         for class in 0..CLASSES {
             let mut run = std::mem::replace(&mut cache.warm[class], NO_RUN);
@@ -425,6 +619,22 @@ impl Region {
         self.record(chunk).pages.dead_pages_in(widened, |first, after| {
             self.give_back_range(chunk, first << COUNTED_PAGE_SHIFT, (after - first) << COUNTED_PAGE_SHIFT);
         });
+    }
+
+    /// [`give_back_dead_pages`](Self::give_back_dead_pages) of a quarantined
+    /// bump chunk: under the cache's lock, and only if no capture holds the
+    /// chunk (a capture that continues it takes it under that lock, and
+    /// bumps into its dead pages).
+    pub(crate) fn give_back_dead_pages_unheld(&self, chunk: u32, span: (usize, usize)) {
+        let _cache = self.cache();
+        if self.record(chunk).owner.load(Ordering::Relaxed) == 0 {
+            self.give_back_dead_pages(chunk, span);
+        }
+    }
+
+    /// Whether the run is listed to continue (read for the invariant check).
+    pub(crate) fn is_listed(&self, run: u32) -> bool {
+        self.record(run).listed.load(Ordering::Relaxed) != NOT_LISTED
     }
 
     /// Discards the pages of `[offset, offset + bytes)` of the run that
@@ -525,7 +735,7 @@ mod tests {
             counts[first].set(counts[first].get().wrapping_add(1));
             counts[after].set(counts[after].get().wrapping_sub(1));
         }
-        record.pages.flush(&counts);
+        record.pages.flush(|page| &counts[page]);
         let os_page_bytes = |index: usize| {
             // SAFETY: OS page `index` of the chunk is inside the run, which
             // this test alone uses; no reference into it outlives the read.

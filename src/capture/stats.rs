@@ -36,7 +36,7 @@ pub struct CaptureStats {
     pub active: bool,
     /// Runs (chunks, or a large allocation's own run) that escaped
     /// allocations keep out of use until the last of them is freed, from any
-    /// thread.
+    /// thread (a chunk that a capture continues is in use, not counted).
     pub quarantined_runs: usize,
     /// Idle runs kept with their pages resident for reuse (within the
     /// retention budget).
@@ -72,12 +72,15 @@ pub struct CaptureCounts {
     /// them: its fresh address space used up (or, on Windows, the system
     /// refused to commit its pages), and no idle run of the request's size
     /// class (idle runs of other sizes are not split or merged). Escapes
-    /// holding runs are the usual cause. The first capture that forwards one
+    /// holding runs are the usual cause: large ones, or small ones whose
+    /// chunks could not be continued. The first capture that forwards one
     /// says so on standard error, once per process.
     pub forwarded_full_allocations: u64,
     /// Captured allocations still live when their capture ended (returned,
     /// stored, leaked or sent away): their memory is never reused while they
-    /// live.
+    /// live. Those an earlier capture left in a chunk this one continued are
+    /// that capture's; a free from another thread into a continued chunk
+    /// while it is being continued may make this count a few short.
     pub escaped_allocations: u64,
     /// Their bytes, as far as known at the capture's end.
     pub escaped_bytes: u64,

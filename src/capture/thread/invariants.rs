@@ -4,8 +4,10 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_BASE, NO_ROOM, SMALL_MAX_BYTES, retain_bytes};
+use super::{CaptureThread, NO_ROOM, SMALL_MAX_BYTES, retain_bytes};
 use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
+
+use super::LOCAL_PAGE_SLOTS;
 
 impl CaptureThread {
     /// Checks the invariants stated on [`CaptureThread`]; `Err` names the
@@ -14,10 +16,15 @@ impl CaptureThread {
         let locals_zero = self.local_allocs.get() == 0
             && self.local_alloc_bytes.get() == 0
             && self.local_frees.get() == 0
+            && self.local_inherited_frees.get() == 0
             && self.local_freed_bytes.get() == 0
             && self.local_pages.iter().all(|slot| slot.get() == 0);
         let no_idle = self.idle_warm.iter().chain(&self.idle_cold).all(|list| list.get() == NO_RUN);
-        if self.local_pages[CHUNK_PAGES + 1..].iter().any(|slot| slot.get() != 0) {
+        // The current chunk's page span ends take the slots from its first
+        // page's on, `CHUNK_PAGES + 1` of them (wrapping); the rest stay zero.
+        let first_slot = super::page_slots(self.current_start.get().addr(), 0).0;
+        let outside = |slot: usize| (slot + LOCAL_PAGE_SLOTS - first_slot) % LOCAL_PAGE_SLOTS > CHUNK_PAGES;
+        if self.local_pages.iter().enumerate().any(|(slot, count)| outside(slot) && count.get() != 0) {
             return Err("a page difference lies past the chunk's last page");
         }
         let fast = self.depth.get() > 0 && !self.recording.get();
@@ -26,9 +33,10 @@ impl CaptureThread {
         }
         let Some(region) = region.filter(|_| self.depth.get() > 0) else {
             let idle = self.current.get() == NO_RUN
-                && self.current_base.get() == NO_BASE
+                && self.fast_free_len.get() == 0
                 && self.held.get() == NO_RUN
                 && self.bump.get() == NO_ROOM
+                && self.limit.get() == NO_ROOM
                 && no_idle
                 && self.idle_warm_bytes.get() == 0;
             return match (idle, locals_zero || self.depth.get() > 0) {
@@ -37,18 +45,36 @@ impl CaptureThread {
             };
         };
         let current = self.current.get();
-        let base = if current == NO_RUN || self.recording.get() { NO_BASE } else { self.current_start.get().addr() };
-        if self.current_base.get() != base {
-            return Err("`current_base` is the current chunk's address, unless recording");
-        }
         if current == NO_RUN {
-            if self.bump.get() != NO_ROOM || !locals_zero {
+            if self.bump.get() != NO_ROOM || self.limit.get() != NO_ROOM || !locals_zero {
                 return Err("without a current chunk, `bump` is NO_ROOM and nothing is counted locally");
+            }
+            if self.fast_free_len.get() != 0 {
+                return Err("without a current chunk, no free takes the fast path");
             }
         } else {
             let record = region.record(current);
-            if self.bump.get() >= CHUNK_BYTES || self.current_start.get() != region.chunk_start(current).as_ptr() {
-                return Err("`bump` lies in the current chunk, which starts at `current_start`");
+            let start = self.current_start.get().addr();
+            if start != region.chunk_start(current).as_ptr().addr()
+                || self.limit.get() != start + CHUNK_BYTES
+                || !(start..self.limit.get()).contains(&self.bump.get())
+            {
+                return Err("`bump` lies in the current chunk, which starts at `current_start` and ends at `limit`");
+            }
+            let (resume, inherited) =
+                (record.resume.load(Ordering::Relaxed) as usize, record.inherited.load(Ordering::Relaxed));
+            let (from, len) = (self.fast_free_from.get(), self.fast_free_len.get());
+            if len != 0 && (from < start || from + len != self.limit.get()) {
+                return Err("the fast path of frees ends at the chunk's end");
+            }
+            if (len == 0) != self.recording.get() {
+                return Err("frees take the fast path, unless recording");
+            }
+            if inherited > 0 && from < start + resume {
+                return Err("frees of inherited allocations (below `resume`) take the slow path");
+            }
+            if self.bump_offset() < resume {
+                return Err("new allocations lie at or above `resume`");
             }
             if !record.bump.load(Ordering::Relaxed) || record.bytes() != CHUNK_BYTES {
                 return Err("the current chunk is a bump chunk of one chunk");
@@ -59,6 +85,9 @@ impl CaptureThread {
             let record = region.record(run);
             if record.owner.load(Ordering::Relaxed) != self.token() {
                 return Err("a held run names this thread as its owner");
+            }
+            if region.is_listed(run) {
+                return Err("a held run is not listed to continue");
             }
             current_held |= run == current;
             held += record.bytes();

@@ -21,6 +21,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, Region, RunRecord, page_span, run_class};
+
+/// The local page slots `[first, after)` of an allocation of `size` bytes at
+/// address `addr` in the current chunk: its page span by page number modulo
+/// [`LOCAL_PAGE_SLOTS`]. Chunks are aligned to their size, so a chunk's pages
+/// and its end fall on distinct slots.
+#[inline(always)]
+fn page_slots(addr: usize, size: usize) -> (usize, usize) {
+    let (first, after) = page_span(addr, size);
+    (first & PAGE_SLOT_MASK, after & PAGE_SLOT_MASK)
+}
 use super::stats::{self, CaptureCounts};
 use crate::busy::{BusyGuard, thread_is_busy};
 
@@ -33,15 +43,13 @@ mod runs;
 pub(crate) const SMALL_MAX_BYTES: usize = CHUNK_BYTES / 4;
 /// Alignments above a page go to the inner allocator (chunks are page aligned).
 pub(crate) const MAX_ALIGN: usize = 4096;
-/// Slots of `CaptureThread::local_pages`.
-const LOCAL_PAGE_SLOTS: usize = (CHUNK_PAGES + 1).next_power_of_two();
+const _: () = assert!(SMALL_MAX_BYTES + MAX_ALIGN <= region::BUMP_REACH_BYTES);
+/// Slots of `CaptureThread::local_pages`: twice a chunk's pages, so that a
+/// chunk's page span ends (its pages and its end) never share a slot.
+const LOCAL_PAGE_SLOTS: usize = 2 * CHUNK_PAGES;
 const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
-/// `bump` when there is no chunk: no request fits.
-const NO_ROOM: usize = CHUNK_BYTES;
-/// `current_base` when there is no chunk: no address of the region (which
-/// starts at a non-zero multiple of its size, above a chunk) is within a
-/// chunk of it.
-const NO_BASE: usize = 0;
+/// `bump` and `limit` when there is no chunk: no request fits.
+const NO_ROOM: usize = 0;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
 
@@ -63,15 +71,22 @@ std::thread_local! {
 ///
 /// Invariants: `depth > 0` exactly while a [`capture`](super::capture) runs
 /// on this thread. `current` is `NO_RUN` or a held single-chunk run starting
-/// at `current_start`, whose address is `current_base` (`NO_BASE` without
-/// one, and while the capture records escapes); `fast_limit` is
-/// `SMALL_MAX_BYTES + 1` while a capture that does not record runs, zero
-/// otherwise; `bump` is the offset of its first free byte
-/// (`NO_ROOM` without a chunk), and everything at or past `bump` is unused.
+/// at `current_start`; `bump` is the address of its first free byte and
+/// `limit` its end (both `NO_ROOM` without a chunk), and everything from
+/// `bump` on is unused; `bump_start` is the offset in it where bumping
+/// started. Frees of addresses from `fast_free_from` on, for
+/// `fast_free_len` bytes, take the fast path: from the chunk's start, or
+/// from its `resume` while allocations it inherited are live in it (they
+/// lie below, and their frees take the slow path, which tells them
+/// apart); none without a chunk or while the capture records escapes
+/// (`fast_free_len` is zero). `fast_limit` is `SMALL_MAX_BYTES + 1` while a
+/// capture that does not record runs, zero otherwise.
 /// `local_allocs`/`local_alloc_bytes` count the allocations made from
 /// `current` (and their bytes, growth in place included),
 /// `local_frees`/`local_freed_bytes` the frees into it (shrinks included),
-/// and `local_pages` the difference of their page spans, none of them added
+/// `local_inherited_frees` those of allocations it inherited,
+/// and `local_pages` the difference of their page spans (by
+/// [`page_slots`]), none of them added
 /// to its record yet; `captured_allocations`/`captured_bytes` count what
 /// was allocated before them. `held`
 /// lists (by `next_held`) every run this capture holds, `current` included;
@@ -85,8 +100,13 @@ struct CaptureThread {
     depth: Cell<u32>,
     current: Cell<u32>,
     current_start: Cell<*mut u8>,
-    current_base: Cell<usize>,
+    fast_free_from: Cell<usize>,
+    fast_free_len: Cell<usize>,
     bump: Cell<usize>,
+    limit: Cell<usize>,
+    /// Where bumping through the current chunk started: what lies below
+    /// was there before.
+    bump_start: Cell<usize>,
     /// Requests below this size may take the fast path: zero outside a
     /// capture and while it records escapes, `SMALL_MAX_BYTES + 1` otherwise.
     fast_limit: Cell<usize>,
@@ -97,6 +117,7 @@ struct CaptureThread {
     local_frees: Cell<usize>,
     local_alloc_bytes: Cell<usize>,
     local_freed_bytes: Cell<usize>,
+    local_inherited_frees: Cell<usize>,
     /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
     /// long, so that a mask, not a bounds check, keeps the hot path in it.
     local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
@@ -120,13 +141,17 @@ impl CaptureThread {
             depth: Cell::new(0),
             current: Cell::new(NO_RUN),
             current_start: Cell::new(std::ptr::null_mut()),
-            current_base: Cell::new(NO_BASE),
+            fast_free_from: Cell::new(0),
+            fast_free_len: Cell::new(0),
             bump: Cell::new(NO_ROOM),
+            limit: Cell::new(NO_ROOM),
+            bump_start: Cell::new(0),
             fast_limit: Cell::new(0),
             local_allocs: Cell::new(0),
             local_alloc_bytes: Cell::new(0),
             local_frees: Cell::new(0),
             local_freed_bytes: Cell::new(0),
+            local_inherited_frees: Cell::new(0),
             local_pages: [const { Cell::new(0) }; LOCAL_PAGE_SLOTS],
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
@@ -187,23 +212,24 @@ impl CaptureThread {
     #[inline(always)]
     fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
         debug_assert!(size <= SMALL_MAX_BYTES && align <= MAX_ALIGN);
-        // `bump <= NO_ROOM`, and the size and alignment are bounded, so
-        // nothing here overflows.
+        // `bump` is a chunk's address or zero, and the region leaves room
+        // past its last chunk for any small request at any alignment (see
+        // `Region::reserve`), so nothing here overflows.
         let aligned = (self.bump.get() + (align - 1)) & !(align - 1);
         let end = aligned + size;
         // Ending strictly below the chunk's end: even a zero-sized request
         // then points inside the chunk, so `chunk_of` finds it.
-        if end >= CHUNK_BYTES {
+        if end >= self.limit.get() {
             return None;
         }
         self.bump.set(end);
         self.local_allocs.set(self.local_allocs.get().wrapping_add(1));
         self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(size));
-        self.count_pages(page_span(aligned, size), 1);
-        // SAFETY: `aligned < CHUNK_BYTES`, so the result lies inside the
-        // current chunk, which starts at `current_start` (a chunk exists:
-        // without one `bump` is `NO_ROOM` and nothing fits).
-        Some(unsafe { NonNull::new_unchecked(self.current_start.get().add(aligned)) })
+        self.count_pages(page_slots(aligned, size), 1);
+        // SAFETY: `aligned` is at least the chunk's address (`bump` is, when
+        // something fits) and below its end, so it is an address of the
+        // current chunk, which `current_start` points to (non-null).
+        Some(unsafe { NonNull::new_unchecked(self.current_start.get().with_addr(aligned)) })
     }
 
     #[cold]
@@ -224,7 +250,8 @@ impl CaptureThread {
             let ptr = match self.bump_small(size, align) {
                 Some(ptr) => ptr,
                 None => {
-                    if self.next_chunk(region).is_none() {
+                    // Room for the request at any alignment: `bump_small` fits it.
+                    if self.next_chunk(region, size + align).is_none() {
                         return self.forward_for_room();
                     }
                     self.bump_small(size, align).expect("an empty chunk holds every small request")
@@ -269,53 +296,61 @@ impl CaptureThread {
     /// Frees an allocation of `size` bytes at `ptr`, in the region.
     #[inline(always)]
     fn free(&self, ptr: *mut u8, size: usize) {
-        // One compare for "in the current chunk" and its offset in it
-        // (never while the capture records escapes: `current_base` is
-        // `NO_BASE` then).
-        let offset = ptr.addr().wrapping_sub(self.current_base.get());
-        if offset >= CHUNK_BYTES {
+        // One compare for "in the current chunk, above what it inherited"
+        // (never while the capture records escapes: `fast_free_len` is zero
+        // then).
+        if ptr.addr().wrapping_sub(self.fast_free_from.get()) >= self.fast_free_len.get() {
             return self.free_elsewhere(ptr, size);
         }
-        self.free_local(offset, size);
+        self.free_local(ptr.addr(), size);
     }
 
-    /// Frees an allocation of `size` bytes at `offset` of the current chunk.
+    /// Frees an allocation of `size` bytes at address `addr` of the current
+    /// chunk.
     #[inline(always)]
-    fn free_local(&self, offset: usize, size: usize) {
+    fn free_local(&self, addr: usize, size: usize) {
         self.local_frees.set(self.local_frees.get().wrapping_add(1));
         self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
-        self.count_pages(page_span(offset, size), u32::MAX);
-        if offset + size == self.bump.get() {
+        self.count_pages(page_slots(addr, size), u32::MAX);
+        if addr + size == self.bump.get() {
             // The last allocation: its bytes are reused at once.
-            self.bump.set(offset);
+            self.bump.set(addr);
         }
     }
 
     /// Frees an allocation in a run other than the chunk this thread bumps
     /// through (one atomic decrement of the run's count), or, while the
-    /// capture records escapes, any allocation.
+    /// capture records escapes or the chunk holds inherited allocations,
+    /// any allocation.
     #[inline(never)]
     fn free_elsewhere(&self, ptr: *mut u8, size: usize) {
         if escapes::ever_on() {
             escapes::forget(ptr.addr());
         }
         let chunk = region::chunk_of(ptr).expect("a captured pointer lies in the region");
-        if chunk == self.current.get() {
-            // Recording: the current chunk's frees come here too.
-            return self.free_local(ptr.addr() - self.current_start.get().addr(), size);
-        }
         let region = Region::get().expect("a captured pointer implies the region");
         let record = region.record(chunk);
+        if chunk == self.current.get() {
+            if record.is_inherited(ptr.addr() - self.current_start.get().addr()) {
+                record.forget_inherited(size);
+                self.local_inherited_frees.set(self.local_inherited_frees.get() + 1);
+            }
+            self.free_local(ptr.addr(), size);
+            return self.after_current_free(record);
+        }
         record.live_bytes.fetch_sub(size, Ordering::Relaxed);
         if record.bump.load(Ordering::Relaxed) {
             let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
+            if record.is_inherited(offset) {
+                record.forget_inherited(size);
+            }
             let span = page_span(offset, size);
             record.pages.remove(span);
             if record.owner.load(Ordering::Acquire) == 0 {
                 // Quarantined (no capture holds it): the pages this
                 // allocation leaves dead go back now, before its count does
                 // (which may make the run idle and someone else's).
-                region.give_back_dead_pages(chunk, span);
+                region.give_back_dead_pages_unheld(chunk, span);
             }
         }
         match record.live.free_one() {
@@ -333,6 +368,35 @@ impl CaptureThread {
             _ => {}
         }
         self.debug_check_invariants();
+    }
+
+    /// After a slow-path free into the current chunk: an inherited
+    /// allocation freed at the top lowers where the inherited ones end, and
+    /// once none is left, all frees into the chunk take the fast path.
+    fn after_current_free(&self, record: &RunRecord) {
+        let top = self.bump_offset();
+        if top < record.resume.load(Ordering::Relaxed) as usize {
+            record.resume.store(top as u32, Ordering::Relaxed);
+        }
+        self.sync_fast_frees(record);
+    }
+
+    /// The offset of `bump` in the current chunk.
+    fn bump_offset(&self) -> usize {
+        self.bump.get() - self.current_start.get().addr()
+    }
+
+    /// Sets where the fast path of frees into the current chunk (`record`'s)
+    /// starts: above what it inherited, while any of that is live; nowhere
+    /// while the capture records escapes.
+    fn sync_fast_frees(&self, record: &RunRecord) {
+        let from = if record.inherited.load(Ordering::Relaxed) > 0 {
+            record.resume.load(Ordering::Relaxed) as usize
+        } else {
+            0
+        };
+        self.fast_free_from.set(self.current_start.get().addr() + from);
+        self.fast_free_len.set(if self.recording.get() { 0 } else { CHUNK_BYTES - from });
     }
 
     /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
@@ -356,27 +420,35 @@ impl CaptureThread {
         new_size: usize,
     ) -> Option<NonNull<u8>> {
         let old_size = layout.size();
+        let record = region.record(chunk);
         if chunk == self.current.get() {
             let start = self.current_start.get();
-            let offset = ptr.addr() - start.addr();
-            let at_top = offset + old_size == self.bump.get();
+            let (addr, offset) = (ptr.addr(), ptr.addr() - start.addr());
+            let at_top = addr + old_size == self.bump.get();
             if new_size <= old_size || (at_top && new_size <= SMALL_MAX_BYTES && offset + new_size < CHUNK_BYTES) {
                 if at_top {
-                    self.bump.set(offset + new_size);
+                    self.bump.set(addr + new_size);
                 }
                 if new_size > old_size {
                     self.local_alloc_bytes.set(self.local_alloc_bytes.get().wrapping_add(new_size - old_size));
                 } else {
                     self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(old_size - new_size));
                 }
-                let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                let (old_after, new_after) = (page_slots(addr, old_size).1, page_slots(addr, new_size).1);
                 self.count_pages((old_after, new_after), 1);
+                if record.is_inherited(offset) {
+                    record.resize_inherited(old_size, new_size);
+                    if at_top && new_size > old_size {
+                        // New allocations start above it, where it ends now.
+                        record.resume.store(self.bump_offset() as u32, Ordering::Relaxed);
+                    }
+                }
+                self.after_current_free(record);
                 // `ptr`'s address in the chunk's mapping (never null).
                 return NonNull::new(start.with_addr(ptr.addr()));
             }
             return None;
         }
-        let record = region.record(chunk);
         // Only an allocation above `SMALL_MAX_BYTES` has a run to itself (a
         // small one never grows past it in place): it may use the whole run,
         // but not while another thread's capture holds the run (that
@@ -388,10 +460,13 @@ impl CaptureThread {
                 let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
                 record.pages.shrink(old_after, new_after);
+                if record.is_inherited(offset) {
+                    record.resize_inherited(old_size, new_size);
+                }
                 if owner == 0 {
                     // Quarantined: the pages the shrink leaves dead go back
                     // (the allocation stays live, so the run stays out of use).
-                    region.give_back_dead_pages(chunk, (new_after, old_after));
+                    region.give_back_dead_pages_unheld(chunk, (new_after, old_after));
                 }
             } else if new_size < old_size && owner == 0 {
                 // A large allocation's quarantined run: past its new end.
@@ -412,8 +487,8 @@ impl CaptureThread {
     }
 
     /// Adds `step` (1, or `u32::MAX` for -1) to the live count of the pages
-    /// `[first, after)` of the current chunk (both at most `CHUNK_PAGES`, so
-    /// the mask changes nothing).
+    /// of the current chunk whose slots are `[first, after)` (both below
+    /// `LOCAL_PAGE_SLOTS`, so the mask changes nothing).
     #[inline(always)]
     fn count_pages(&self, (first, after): (usize, usize), step: u32) {
         let (first, after) = (&self.local_pages[first & PAGE_SLOT_MASK], &self.local_pages[after & PAGE_SLOT_MASK]);
@@ -462,11 +537,22 @@ impl CaptureThread {
     fn flush_locals(&self, record: &RunRecord) -> usize {
         let (allocs, alloc_bytes) = (self.local_allocs.replace(0), self.local_alloc_bytes.replace(0));
         let (frees, freed_bytes) = (self.local_frees.replace(0), self.local_freed_bytes.replace(0));
+        self.local_inherited_frees.set(0);
         self.captured_allocations.set(self.captured_allocations.get() + allocs as u64);
         self.captured_bytes.set(self.captured_bytes.get() + alloc_bytes as u64);
         record.live_bytes.fetch_add(alloc_bytes.wrapping_sub(freed_bytes), Ordering::Relaxed);
-        record.pages.flush(&self.local_pages[..=CHUNK_PAGES]);
+        let first_slot = page_slots(self.current_start.get().addr(), 0).0;
+        record.pages.flush(|page| &self.local_pages[(first_slot + page) & PAGE_SLOT_MASK]);
         record.live.add_owned(allocs.wrapping_sub(frees))
+    }
+
+    /// Whether every allocation made in the current chunk since it became
+    /// current was freed by this thread: then nothing at or above the
+    /// chunk's `resume` is live. Exact, not a statistic: the counts are this
+    /// thread's own, and a free from another thread counts as no free.
+    fn made_nothing_live(&self) -> bool {
+        let frees_of_new = self.local_frees.get().wrapping_sub(self.local_inherited_frees.get());
+        self.local_allocs.get() == frees_of_new
     }
 
     /// This thread's counters: the captured ones summed at read time, so

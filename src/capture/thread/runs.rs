@@ -1,40 +1,76 @@
 //! The runs this thread's capture holds: moving on to a new chunk, taking a
-//! run (an idle one of this capture first, else a fresh one from the
-//! region), listing a run that has emptied as idle, and giving every run up
-//! at the outermost exit (empty ones to the region's cache, the others
-//! quarantined with their dead pages given back).
+//! run (an idle one of this capture first, else one from the region: a
+//! chunk listed to continue, or an idle one), listing a run that has emptied
+//! as idle, and giving every run up at the outermost exit (empty ones to the
+//! region's cache, the others quarantined with their dead pages given back,
+//! the last chunk listed to continue if it has room).
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::Ordering;
 
-use super::{CaptureThread, NO_BASE, NO_ROOM, retain_bytes};
+use super::{CaptureThread, NO_ROOM, retain_bytes};
 use crate::capture::escapes;
 use crate::capture::live_count::HOLD;
-use crate::capture::region::{self, CHUNK_BYTES, CHUNK_PAGES, NO_RUN, Region, run_class};
+use crate::capture::region::{
+    self, CHUNK_BYTES, CHUNK_PAGES, COUNTED_PAGE_SHIFT, MIN_CONTINUE_ROOM, NO_RUN, Region, TakenChunk, run_class,
+};
 
 impl CaptureThread {
     /// Moves on from the current chunk: starts it over if nothing in it is
-    /// live, otherwise takes another. `None` if the region is full.
-    pub(super) fn next_chunk(&self, region: &Region) -> Option<()> {
+    /// live, otherwise takes another with room for `needed` bytes. `None` if
+    /// the region is full.
+    pub(super) fn next_chunk(&self, region: &Region, needed: usize) -> Option<()> {
         let current = self.current.get();
         // Otherwise it stays held; the owner's free that empties it makes it idle.
         if current != NO_RUN && self.flush_locals(region.record(current)) == HOLD {
-            self.bump.set(0);
+            region.record(current).inherit_nothing();
+            self.start_bumping(current, 0);
             return Some(());
         }
         self.current.set(NO_RUN);
-        self.current_base.set(NO_BASE);
-        self.bump.set(NO_ROOM);
-        let (class, class_chunks) = run_class(1).expect("one chunk has a class");
-        let run = self.take_idle(region, class).or_else(|| self.take_fresh(region, class, class_chunks))?;
-        region.record(run).bump.store(true, Ordering::Relaxed);
+        self.stop_bumping();
+        let (class, _) = run_class(1).expect("one chunk has a class");
+        let run = match self.take_idle(region, class) {
+            Some(run) => {
+                region.record(run).inherit_nothing();
+                run
+            }
+            None => match region.take_chunk(self.token(), needed)? {
+                TakenChunk::Idle(run) => {
+                    self.hold_idle(region, run);
+                    run
+                }
+                TakenChunk::Continued(run) => {
+                    self.add_held(region, run);
+                    run
+                }
+            },
+        };
+        let record = region.record(run);
+        record.bump.store(true, Ordering::Relaxed);
         self.current.set(run);
         self.current_start.set(region.chunk_start(run).as_ptr());
-        // A recording capture's frees all take the slow path.
-        self.current_base.set(if self.recording.get() { NO_BASE } else { self.current_start.get().addr() });
-        self.bump.set(0);
+        self.start_bumping(run, record.resume.load(Ordering::Relaxed) as usize);
         self.debug_check_invariants();
         Some(())
+    }
+
+    /// Bumps through the current chunk `run` (at `current_start`) from
+    /// `offset`.
+    fn start_bumping(&self, run: u32, offset: usize) {
+        let region = Region::get().expect("a held run implies the region");
+        let start = self.current_start.get().addr();
+        self.bump.set(start + offset);
+        self.limit.set(start + CHUNK_BYTES);
+        self.bump_start.set(offset);
+        self.sync_fast_frees(region.record(run));
+    }
+
+    /// Leaves the current chunk: no request fits, no free is fast.
+    fn stop_bumping(&self) {
+        self.bump.set(NO_ROOM);
+        self.limit.set(NO_ROOM);
+        self.fast_free_len.set(0);
     }
 
     /// A held run of class `class` with nothing live in it, warm first.
@@ -74,27 +110,48 @@ impl CaptureThread {
     /// A run from the region's cache, held by this capture.
     pub(super) fn take_fresh(&self, region: &Region, class: usize, class_chunks: usize) -> Option<u32> {
         let run = region.take_run(class, class_chunks)?;
+        self.hold_idle(region, run);
+        Some(run)
+    }
+
+    /// Holds the idle run `run` (no other thread can reach it) for this
+    /// capture.
+    fn hold_idle(&self, region: &Region, run: u32) {
         let record = region.record(run);
         record.live.hold(0);
         record.live_bytes.store(0, Ordering::Relaxed);
+        record.inherit_nothing();
         record.owner.store(self.token(), Ordering::Relaxed);
-        record.next_held.store(self.held.get(), Ordering::Relaxed);
+        self.add_held(region, run);
+    }
+
+    /// Lists a run this capture holds among its held runs.
+    fn add_held(&self, region: &Region, run: u32) {
+        region.record(run).next_held.store(self.held.get(), Ordering::Relaxed);
         self.held.set(run);
-        Some(run)
     }
 
     /// The outermost exit's work: empty runs go back to the cache, the
     /// others are quarantined.
     pub(super) fn give_up_runs(&self) {
         let current = self.current.replace(NO_RUN);
-        self.current_base.set(NO_BASE);
-        self.bump.set(NO_ROOM);
+        let top = if current == NO_RUN { 0 } else { self.bump_offset() };
+        self.stop_bumping();
         for list in self.idle_warm.iter().chain(&self.idle_cold) {
             list.set(NO_RUN);
         }
         self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
+        // The chunk to continue: from where this capture started in it if
+        // all it made there is dead (the next capture reuses the same warm
+        // bytes), else from its top.
+        let mut resume = top;
+        let mut freed_inherited = false;
         if current != NO_RUN {
+            freed_inherited = self.local_inherited_frees.get() > 0;
+            if self.made_nothing_live() {
+                resume = region.record(current).resume.load(Ordering::Relaxed) as usize;
+            }
             self.flush_locals(region.record(current));
         }
         let mut run = self.held.replace(NO_RUN);
@@ -103,26 +160,45 @@ impl CaptureThread {
         while run != NO_RUN {
             let record = region.record(run);
             let next = record.next_held.load(Ordering::Relaxed);
+            // The chunk bumped through last, with room above what it holds:
+            // the next capture to need a chunk continues it.
+            let to_continue = run == current && resume + MIN_CONTINUE_ROOM <= CHUNK_BYTES;
+            // Read while the run is held: once it is listed, another
+            // capture may continue it and inherit what is live.
+            let escapes = record.escapes(record.live.held_allocations());
             if record.live.held_allocations() > 0 {
-                // Still held, so no one reuses the run meanwhile.
-                give_back_dead_pages(region, run);
+                // Still held, so no one reuses the run meanwhile. A chunk to
+                // continue keeps its pages from where it continues on, and
+                // below where this capture started in it holds what the last
+                // exit left, unless this capture freed some of that.
+                let scan_from = if freed_inherited { 0 } else { self.bump_start.get() };
+                if !to_continue {
+                    give_back_dead_pages(region, run);
+                } else if resume == top || freed_inherited {
+                    let span = (scan_from >> COUNTED_PAGE_SHIFT, resume >> COUNTED_PAGE_SHIFT);
+                    region.give_back_dead_pages(run, span);
+                }
             }
-            // After the pages are given back: a thread that sees no owner
-            // may grow a large allocation over them.
-            record.owner.store(0, Ordering::Release);
             // Counted first: once the hold is gone, another thread may free
             // the last allocation (and uncount the run) at any moment.
             region::note_quarantined();
-            let live = record.live.release_hold();
+            let live = if to_continue {
+                region.release_hold_to_continue(run, resume)
+            } else {
+                // After the pages are given back: a thread that sees no
+                // owner may grow a large allocation over them.
+                record.owner.store(0, Ordering::Release);
+                record.live.release_hold()
+            };
             if live == 0 {
                 region::note_unquarantined();
                 record.next_held.store(empty, Ordering::Relaxed);
                 empty = run;
             } else {
-                escaped = true;
-                let bytes = record.live_bytes.load(Ordering::Relaxed);
+                let (allocations, bytes) = escapes;
+                escaped |= allocations > 0;
                 self.count(|s| {
-                    s.escaped_allocations += live as u64;
+                    s.escaped_allocations += allocations as u64;
                     s.escaped_bytes += bytes as u64;
                 });
             }
