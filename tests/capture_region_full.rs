@@ -57,6 +57,18 @@ fn a_region_full_of_escapes_forwards_and_counts_each_request() {
     let served = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES)).capacity());
     assert_eq!(served, ESCAPE_BYTES);
     assert_eq!(arena::capture::stats().thread.forwarded_full_allocations, refused_before);
+
+    // The region has no fresh room left, only idle runs of 1 GiB: a smaller
+    // large request, of a class with no idle run, takes one of them.
+    let before_smaller = arena::capture::stats();
+    let smaller = arena::capture(|| black_box(Vec::<u8>::with_capacity(ESCAPE_BYTES / 2 + 12345)).capacity());
+    assert_eq!(smaller, ESCAPE_BYTES / 2 + 12345);
+    let after_smaller = arena::capture::stats();
+    assert_eq!(
+        after_smaller.thread.forwarded_allocations, before_smaller.thread.forwarded_allocations,
+        "served from an idle larger run: {after_smaller:?}"
+    );
+    assert_eq!(after_smaller.thread.captured_allocations - before_smaller.thread.captured_allocations, 1);
 }
 
 const CHILD: &str = "ARENA_TEST_REGION_FULL_CHILD";

@@ -11,7 +11,8 @@
 //! zero. Runs keep their length for ever (no splitting, no merging), and the
 //! cache keeps them by size class: a freed run serves the next request of its
 //! class with its pages still resident, up to the retention budget; beyond it
-//! its pages go back to the OS ([`Discard::Reusable`]).
+//! its pages go back to the OS ([`Discard::Reusable`]). Once the region has
+//! no fresh room, a large request takes an idle run of a larger class.
 //!
 //! A capture that ends with allocations live in the chunk it was bumping
 //! through, and room left above them, lists the chunk *to continue*: the
@@ -431,10 +432,11 @@ impl Region {
         self.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An idle run of class `class` (of `class_chunks` chunks), or `None` if
-    /// the region has no room left for one.
+    /// An idle run of class `class` (of `class_chunks` chunks), a fresh one,
+    /// or once the region has no fresh room, an idle run of a larger class;
+    /// `None` if there is none of these.
     pub(crate) fn take_run(&self, class: usize, class_chunks: usize) -> Option<u32> {
-        self.take_cached_run(&mut self.cache(), class, class_chunks)
+        self.take_cached_run(&mut self.cache(), class, class_chunks, true)
     }
 
     /// A chunk to bump through for the capture of the thread `owner`, with
@@ -481,10 +483,27 @@ impl Region {
             run = next;
         }
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
-        self.take_cached_run(&mut cache, class, class_chunks).map(TakenChunk::Idle)
+        // A bump chunk is one chunk.
+        self.take_cached_run(&mut cache, class, class_chunks, false).map(TakenChunk::Idle)
     }
 
-    fn take_cached_run(&self, cache: &mut RunCache, class: usize, class_chunks: usize) -> Option<u32> {
+    /// An idle run of class `class` from the cache, else a fresh one of
+    /// `class_chunks` chunks; once the region has no fresh room for it, an
+    /// idle run of a larger class if `larger` (a large allocation uses the
+    /// start of it; the run keeps its length and class).
+    fn take_cached_run(&self, cache: &mut RunCache, class: usize, class_chunks: usize, larger: bool) -> Option<u32> {
+        if let Some(run) = self.take_listed(cache, class) {
+            return Some(run);
+        }
+        if let Some(run) = self.take_fresh_run(cache, class_chunks) {
+            return Some(run);
+        }
+        let larger_classes = if larger { class + 1..CLASSES } else { CLASSES..CLASSES };
+        larger_classes.into_iter().find_map(|larger| self.take_listed(cache, larger))
+    }
+
+    /// The first idle run of class `class` in the cache, warm first.
+    fn take_listed(&self, cache: &mut RunCache, class: usize) -> Option<u32> {
         for list in [0, 1] {
             let head = if list == 0 { cache.warm[class] } else { cache.cold[class] };
             if head != NO_RUN {
@@ -498,6 +517,12 @@ impl Region {
                 return Some(head);
             }
         }
+        None
+    }
+
+    /// A run of `class_chunks` chunks never handed out before, if the
+    /// region has room for it.
+    fn take_fresh_run(&self, cache: &mut RunCache, class_chunks: usize) -> Option<u32> {
         let first = cache.fresh;
         let end = (first as usize).checked_add(class_chunks).filter(|&end| end <= self.chunks as usize)?;
         // Usable from here on (on Windows the region is only reserved until

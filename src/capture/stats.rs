@@ -71,7 +71,8 @@ pub struct CaptureCounts {
     /// Of those, the requests forwarded because the region had no room for
     /// them: its fresh address space used up (or, on Windows, the system
     /// refused to commit its pages), and no idle run of the request's size
-    /// class (idle runs of other sizes are not split or merged). Escapes
+    /// class, nor for a large request of a larger class (smaller idle runs
+    /// are not merged, and a small request's chunk is one chunk). Escapes
     /// holding runs are the usual cause: large ones, or small ones whose
     /// chunks could not be continued. The first capture that forwards one
     /// says so on standard error, once per process.

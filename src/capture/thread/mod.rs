@@ -270,6 +270,9 @@ impl CaptureThread {
         };
         let record = region.record(run);
         record.bump.store(false, Ordering::Relaxed);
+        // An idle chunk of this capture may have been continued: nothing of
+        // that is left.
+        record.inherit_nothing();
         record.live.add_owned(1);
         record.live_bytes.fetch_add(layout.size(), Ordering::Relaxed);
         self.note_captured(layout.size());
