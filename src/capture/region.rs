@@ -492,18 +492,18 @@ impl Region {
     /// idle run of a larger class if `larger` (a large allocation uses the
     /// start of it; the run keeps its length and class).
     fn take_cached_run(&self, cache: &mut RunCache, class: usize, class_chunks: usize, larger: bool) -> Option<u32> {
-        if let Some(run) = self.take_listed(cache, class) {
+        if let Some(run) = self.take_idle_of_class(cache, class) {
             return Some(run);
         }
         if let Some(run) = self.take_fresh_run(cache, class_chunks) {
             return Some(run);
         }
         let larger_classes = if larger { class + 1..CLASSES } else { CLASSES..CLASSES };
-        larger_classes.into_iter().find_map(|larger| self.take_listed(cache, larger))
+        larger_classes.into_iter().find_map(|larger| self.take_idle_of_class(cache, larger))
     }
 
     /// The first idle run of class `class` in the cache, warm first.
-    fn take_listed(&self, cache: &mut RunCache, class: usize) -> Option<u32> {
+    fn take_idle_of_class(&self, cache: &mut RunCache, class: usize) -> Option<u32> {
         for list in [0, 1] {
             let head = if list == 0 { cache.warm[class] } else { cache.cold[class] };
             if head != NO_RUN {
@@ -567,6 +567,9 @@ impl Region {
     /// on the caller's side, so nothing live lies in it and no one else will
     /// touch it.
     pub(crate) fn release_runs(&self, first: u32, retain_bytes: usize) {
+        if first == NO_RUN {
+            return;
+        }
         let mut cache = self.cache();
         let mut run = first;
         while run != NO_RUN {
