@@ -135,10 +135,12 @@ pub(crate) struct RunRecord {
     pub(crate) bump: AtomicBool,
     /// For a bump chunk: the live allocations on each of its pages.
     pub(crate) pages: PageCounts,
-    /// For a bump chunk: where a capture that continues it bumps from (the
-    /// bump of the capture that listed it); the allocations below it are
-    /// that capture's *inherited* ones. Written by the holder (lowered when
-    /// it frees the inherited allocation at the top), read by any freer.
+    /// For a bump chunk: where a capture that continues it bumps from, one
+    /// byte past the bump of the capture that listed it (so that a
+    /// zero-sized allocation at its top lies below too); the allocations
+    /// below it are that capture's *inherited* ones, and its own lie at or
+    /// above it. Set when the chunk is listed or taken idle, read by any
+    /// freer.
     pub(crate) resume: AtomicU32,
     /// The inherited allocations still live, and their bytes: not escapes
     /// of the capture that holds the run. Zero in a run taken idle.
@@ -441,32 +443,23 @@ impl Region {
 
     /// A chunk to bump through for the capture of the thread `owner`, with
     /// room for `needed` bytes: a listed one to continue first (newest
-    /// first, looking at a few), else an idle one; `None` if the region has
-    /// no room left for one.
+    /// first), else an idle one; `None` if the region has no room left for
+    /// one. A listed chunk with too little room leaves the list, as a full
+    /// chunk would: so the list holds no chunk that no request takes.
     pub(crate) fn take_chunk(&self, owner: usize, needed: usize) -> Option<TakenChunk> {
-        /// Listed chunks looked at before taking an idle one: the lock is
-        /// held meanwhile.
-        const LOOK_AT: usize = 4;
         let mut cache = self.cache();
-        let (mut before, mut run) = (NO_RUN, cache.to_continue);
-        for _ in 0..LOOK_AT {
-            if run == NO_RUN {
-                break;
-            }
+        while cache.to_continue != NO_RUN {
+            let run = cache.to_continue;
             let record = self.record(run);
-            let next = record.next_listed.load(Ordering::Relaxed);
-            let state = record.listed.load(Ordering::Relaxed);
-            if state == LISTED && CHUNK_BYTES - record.resume.load(Ordering::Relaxed) as usize <= needed {
-                (before, run) = (run, next);
-                continue;
-            }
-            match before {
-                NO_RUN => cache.to_continue = next,
-                before => self.record(before).next_listed.store(next, Ordering::Relaxed),
-            }
-            record.listed.store(NOT_LISTED, Ordering::Relaxed);
+            cache.to_continue = record.next_listed.load(Ordering::Relaxed);
+            let state = record.listed.swap(NOT_LISTED, Ordering::Relaxed);
             if state == LISTED_IDLE {
                 return Some(TakenChunk::Idle(run));
+            }
+            if CHUNK_BYTES - record.resume.load(Ordering::Relaxed) as usize <= needed {
+                // Quarantined like a full chunk: whoever frees its last
+                // allocation finds it unlisted and caches it.
+                continue;
             }
             // Under the lock: a freer that finds no owner discards dead
             // pages under it too, so none does once the caller bumps here.
@@ -480,7 +473,6 @@ impl Region {
             // Its last allocation was freed just now: the thread that freed
             // it puts it in the cache once it has the lock (it finds the
             // run no longer listed).
-            run = next;
         }
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         // A bump chunk is one chunk.
@@ -536,8 +528,8 @@ impl Region {
     /// Gives up the hold of a capture on the bump chunk `run` that it
     /// bumped through last, and lists the chunk to continue at `resume` if
     /// allocations are still live in it; returns them (see
-    /// [`LiveCount::release_hold`]). `resume` leaves at least
-    /// [`MIN_CONTINUE_ROOM`] bytes of the chunk.
+    /// [`LiveCount::release_hold`]). Nothing live lies at or past `resume`,
+    /// which leaves at least [`MIN_CONTINUE_ROOM`] bytes of the chunk.
     ///
     /// The caller holds the run and has given back its dead pages.
     pub(crate) fn release_hold_to_continue(&self, run: u32, resume: usize) -> usize {

@@ -81,7 +81,7 @@ pub struct CaptureCounts {
     /// stored, leaked or sent away): their memory is never reused while they
     /// live. Those an earlier capture left in a chunk this one continued are
     /// that capture's; a free from another thread into a continued chunk
-    /// while it is being continued may make this count a few short.
+    /// while it is being continued may put this count off by a few.
     pub escaped_allocations: u64,
     /// Their bytes, as far as known at the capture's end.
     pub escaped_bytes: u64,

@@ -105,8 +105,9 @@ struct CaptureThread {
     bump: Cell<usize>,
     limit: Cell<usize>,
     /// Where bumping through the current chunk started: what lies below
-    /// was there before.
+    /// was there before; and the allocations inherited then.
     bump_start: Cell<usize>,
+    inherited_at_start: Cell<usize>,
     /// Requests below this size may take the fast path: zero outside a
     /// capture and while it records escapes, `SMALL_MAX_BYTES + 1` otherwise.
     fast_limit: Cell<usize>,
@@ -146,6 +147,7 @@ impl CaptureThread {
             bump: Cell::new(NO_ROOM),
             limit: Cell::new(NO_ROOM),
             bump_start: Cell::new(0),
+            inherited_at_start: Cell::new(0),
             fast_limit: Cell::new(0),
             local_allocs: Cell::new(0),
             local_alloc_bytes: Cell::new(0),
@@ -373,14 +375,9 @@ impl CaptureThread {
         self.debug_check_invariants();
     }
 
-    /// After a slow-path free into the current chunk: an inherited
-    /// allocation freed at the top lowers where the inherited ones end, and
-    /// once none is left, all frees into the chunk take the fast path.
+    /// After a slow-path free into the current chunk: once no inherited
+    /// allocation is left, all frees into the chunk take the fast path.
     fn after_current_free(&self, record: &RunRecord) {
-        let top = self.bump_offset();
-        if top < record.resume.load(Ordering::Relaxed) as usize {
-            record.resume.store(top as u32, Ordering::Relaxed);
-        }
         self.sync_fast_frees(record);
     }
 
@@ -439,12 +436,10 @@ impl CaptureThread {
                 }
                 let (old_after, new_after) = (page_slots(addr, old_size).1, page_slots(addr, new_size).1);
                 self.count_pages((old_after, new_after), 1);
+                // Never at the top (`resume` lies past every inherited
+                // byte, and `bump` at or past `resume`): it only shrinks.
                 if record.is_inherited(offset) {
                     record.resize_inherited(old_size, new_size);
-                    if at_top && new_size > old_size {
-                        // New allocations start above it, where it ends now.
-                        record.resume.store(self.bump_offset() as u32, Ordering::Relaxed);
-                    }
                 }
                 self.after_current_free(record);
                 // `ptr`'s address in the chunk's mapping (never null).

@@ -63,6 +63,7 @@ impl CaptureThread {
         self.bump.set(start + offset);
         self.limit.set(start + CHUNK_BYTES);
         self.bump_start.set(offset);
+        self.inherited_at_start.set(region.record(run).inherited.load(Ordering::Relaxed));
         self.sync_fast_frees(region.record(run));
     }
 
@@ -144,13 +145,16 @@ impl CaptureThread {
         let Some(region) = Region::get() else { return };
         // The chunk to continue: from where this capture started in it if
         // all it made there is dead (the next capture reuses the same warm
-        // bytes), else from its top.
-        let mut resume = top;
-        let mut freed_inherited = false;
+        // bytes), else from one byte past its top (a zero-sized allocation
+        // at the top then lies below where the next capture starts).
+        let (mut resume, mut rolled_back, mut freed_inherited) = (top + 1, false, false);
         if current != NO_RUN {
-            freed_inherited = self.local_inherited_frees.get() > 0;
+            // By this thread or another: their dead pages wait for this exit.
+            let inherited_now = region.record(current).inherited.load(Ordering::Relaxed);
+            freed_inherited = inherited_now < self.inherited_at_start.get();
             if self.made_nothing_live() {
                 resume = region.record(current).resume.load(Ordering::Relaxed) as usize;
+                rolled_back = true;
             }
             self.flush_locals(region.record(current));
         }
@@ -170,11 +174,12 @@ impl CaptureThread {
                 // Still held, so no one reuses the run meanwhile. A chunk to
                 // continue keeps its pages from where it continues on, and
                 // below where this capture started in it holds what the last
-                // exit left, unless this capture freed some of that.
+                // exit left, unless some of that was freed meanwhile (frees
+                // from other threads leave a held chunk's pages to its exit).
                 let scan_from = if freed_inherited { 0 } else { self.bump_start.get() };
                 if !to_continue {
                     give_back_dead_pages(region, run);
-                } else if resume == top || freed_inherited {
+                } else if !rolled_back || freed_inherited {
                     let span = (scan_from >> COUNTED_PAGE_SHIFT, resume >> COUNTED_PAGE_SHIFT);
                     region.give_back_dead_pages(run, span);
                 }
