@@ -27,9 +27,9 @@
 //!   live, and their sizes.
 //! - After every step outside a capture but an `alloc` (which only the
 //!   inner allocator serves there), the capture region's resident
-//!   bytes (from `mincore` over the part runs may have touched, or on one
-//!   run in 16 its mapping's `Rss` in `/proc/self/smaps`, less what a merged
-//!   neighbour may hold) are at most the OS pages the live captured items
+//!   bytes (from `mincore` over the part runs may have touched, and at the
+//!   end of one run in 16 its mapping's `Rss` in `/proc/self/smaps`, less
+//!   what a merged neighbour may hold) are at most the OS pages the live captured items
 //!   span, plus the retention budget: escapes hold their own pages only,
 //!   and idle memory is bounded. Runs hold a process-wide lock for this, since the
 //!   region is shared.
@@ -187,12 +187,12 @@ pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> R
         let freeing = threads.spawn(freer);
         static RUNS: AtomicU64 = AtomicU64::new(0);
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
-        let mut model = Model { corrupt_at, remote: Some(remote), run, ..Model::default() };
+        let mut model = Model { corrupt_at, remote: Some(remote), ..Model::default() };
         let mut ops = ops.iter().copied();
         let result = model
             .run_level(&mut ops)
             .and_then(|()| model.check(Scrutiny::EveryByte))
-            .and_then(|()| model.check_held_bytes());
+            .and_then(|()| model.check_held_bytes(run.is_multiple_of(SMAPS_EVERY)));
         // Whatever happened, nothing is left allocated (outside any capture).
         for item in std::mem::take(&mut model.items) {
             // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
@@ -330,15 +330,15 @@ fn note_touched(ptr: NonNull<u8>, size: usize) {
 }
 
 /// The region's resident bytes: from `mincore` over the part of its mapping
-/// that runs may have touched, a cheap call; or, on one run in
-/// [`SMAPS_EVERY`] (the end of the touched part being an estimate), from
-/// `/proc/self/smaps` over all of it, which reads every mapping's page
-/// tables (many, under AddressSanitizer).
-fn region_resident(len: usize, run: u64) -> Option<RegionMapping> {
+/// that runs may have touched, a cheap call; or, if `whole` (at the end of
+/// one run in [`SMAPS_EVERY`]: the end of the touched part is an estimate),
+/// from `/proc/self/smaps` over all of it, which reads the page tables of
+/// every mapping of the process (many, under AddressSanitizer).
+fn region_resident(len: usize, whole: bool) -> Option<RegionMapping> {
     if len == 0 {
         return None;
     }
-    if run.is_multiple_of(SMAPS_EVERY) {
+    if whole {
         return region_mapping(len);
     }
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
@@ -348,7 +348,8 @@ fn region_resident(len: usize, run: u64) -> Option<RegionMapping> {
     Some(RegionMapping { resident: resident_bytes(touched_start, touched_end)?, merged: end - start - len })
 }
 
-/// One run in this many reads the region's residency from `/proc/self/smaps`.
+/// One run in this many reads the region's residency from `/proc/self/smaps`
+/// at its end.
 const SMAPS_EVERY: u64 = 16;
 
 /// The resident bytes of the pages in `[start, end)` (a page-aligned start,
@@ -442,8 +443,6 @@ struct Model {
     corrupt_at: Option<usize>,
     summary: CaptureSummary,
     remote: Option<RemoteFreer>,
-    /// This run's number in the process.
-    run: u64,
 }
 
 impl Model {
@@ -484,7 +483,7 @@ impl Model {
             // Outside a capture only the inner allocator serves `alloc`: the
             // region's pages cannot have changed.
             if self.depth == 0 && !matches!(op, CaptureOp::Alloc { .. }) {
-                self.check_held_bytes()?;
+                self.check_held_bytes(false)?;
             }
         }
         Ok(())
@@ -698,9 +697,9 @@ impl Model {
 
     /// Outside a capture: the region holds resident at most the pages of
     /// the live captured items, plus the retention budget.
-    fn check_held_bytes(&self) -> Result<(), Violation> {
+    fn check_held_bytes(&self, whole: bool) -> Result<(), Violation> {
         let stats = arena::capture::stats();
-        let Some(RegionMapping { resident, merged }) = region_resident(stats.reserved_bytes, self.run) else {
+        let Some(RegionMapping { resident, merged }) = region_resident(stats.reserved_bytes, whole) else {
             return Ok(());
         };
         let page_bytes = page_bytes();
