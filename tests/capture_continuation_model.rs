@@ -17,18 +17,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod common;
+use common::Cases;
 
 #[derive(Clone, Copy)]
 struct Live {
@@ -60,7 +50,7 @@ fn check(a: &Live, what: &str) {
     }
 }
 
-fn random_layout(rng: &mut Rng) -> Layout {
+fn random_layout(rng: &mut Cases) -> Layout {
     let size = match rng.below(10) {
         0..=3 => 1 + rng.below(64),
         4..=5 => 1 + rng.below(4096),
@@ -87,14 +77,14 @@ fn free(a: Live) {
 
 /// One seed's run: `captures` captures of up to `ops` operations each.
 fn run(seed: u64, captures: usize, ops: usize, max_live: usize) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Cases(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut pool: Vec<Live> = Vec::with_capacity(max_live + ops + 16);
     let mut next_tag = 1u8;
     for id in 1..=captures as u64 {
         let before = arena::capture::stats();
         let n = 1 + rng.below(ops);
         let nested = rng.below(8) == 0;
-        let body = |pool: &mut Vec<Live>, rng: &mut Rng, next_tag: &mut u8| {
+        let body = |pool: &mut Vec<Live>, rng: &mut Cases, next_tag: &mut u8| {
             for _ in 0..n {
                 match rng.below(10) {
                     0..=4 if pool.len() < max_live => {

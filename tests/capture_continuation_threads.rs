@@ -12,18 +12,8 @@ use std::sync::mpsc;
 #[global_allocator]
 static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+mod common;
+use common::Cases;
 
 #[derive(Clone, Copy)]
 struct Live {
@@ -60,7 +50,7 @@ fn check(a: &Live, what: &str) {
     }
 }
 
-fn layout(rng: &mut Rng) -> Layout {
+fn layout(rng: &mut Cases) -> Layout {
     let size = match rng.below(8) {
         0..=3 => 1 + rng.below(48),
         4..=5 => 1 + rng.below(2000),
@@ -77,7 +67,7 @@ fn free(a: Live) {
     unsafe { dealloc(a.ptr as *mut u8, Layout::from_size_align(a.size, a.align).unwrap()) };
 }
 
-fn new_live(rng: &mut Rng) -> Live {
+fn new_live(rng: &mut Cases) -> Live {
     let l = layout(rng);
     // SAFETY: `l` has a non-zero size.
     let ptr = unsafe { alloc(l) };
@@ -97,7 +87,7 @@ fn producers_consumer_and_trim() {
             let tx = tx.clone();
             let stop = &stop;
             s.spawn(move || {
-                let mut rng = Rng(0x1234_5678 + t * 77);
+                let mut rng = Cases(0x1234_5678 + t * 77);
                 let mut mine: Vec<Live> = Vec::with_capacity(4096);
                 let mut batch: Vec<Live> = Vec::with_capacity(256);
                 while !stop.load(Ordering::Relaxed) {
@@ -173,7 +163,7 @@ fn producers_consumer_and_trim() {
             }
         });
         s.spawn(move || {
-            let mut rng = Rng(99);
+            let mut rng = Cases(99);
             let mut held: Vec<Vec<Live>> = Vec::new();
             for batch in rx {
                 held.push(batch);
@@ -215,7 +205,7 @@ fn producers_consumer_and_trim() {
 fn frees_of_inherited_allocations_while_a_capture_continues_the_chunk() {
     use std::sync::Barrier;
     for round in 0..200u32 {
-        let mut rng = Rng(0xABCD + round as u64);
+        let mut rng = Cases(0xABCD + round as u64);
         // Capture 1 (this thread): escapes left in a chunk.
         let inherited: Vec<Live> = arena::capture(|| {
             let mut v = Vec::with_capacity(16);
@@ -231,7 +221,7 @@ fn frees_of_inherited_allocations_while_a_capture_continues_the_chunk() {
             let go = &go;
             let done = &done;
             let b = s.spawn(move || {
-                let mut rng = Rng(seed | 1);
+                let mut rng = Cases(seed | 1);
                 arena::capture(|| {
                     // Continues the chunk (if it has room).
                     let first = new_live(&mut rng);

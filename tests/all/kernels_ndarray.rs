@@ -238,21 +238,7 @@ fn a_negative_zero_sums_to_a_positive_one_as_in_ndarray() {
     });
 }
 
-/// A small xorshift generator: the same cases on every run.
-struct Cases(u64);
-
-impl Cases {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::common::Cases;
 
 /// A view of `base` in a random layout: each axis sliced with a random
 /// start and a step of ±1, ±2 or ±3, then the axes permuted at random.

@@ -16,6 +16,8 @@ mod api;
 mod arrays;
 mod bad_input;
 mod collections;
+#[path = "../common/mod.rs"]
+mod common;
 mod kernels;
 #[cfg(feature = "ndarray")]
 mod kernels_ndarray;

@@ -120,3 +120,20 @@ pub(crate) fn in_child(name: &str, env: &[(&str, &str)], limit: std::time::Durat
     };
     assert!(status.success(), "{name} {env:?}: {status}");
 }
+
+/// A small xorshift generator: the same cases on every run.
+pub(crate) struct Cases(pub(crate) u64);
+
+impl Cases {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (not 0).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
