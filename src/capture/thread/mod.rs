@@ -21,16 +21,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::escapes;
 use super::live_count::HOLD;
 use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, Region, RunRecord, page_span, run_class};
-
-/// The local page slots `[first, after)` of an allocation of `size` bytes at
-/// address `addr` in the current chunk: its page span by page number modulo
-/// [`LOCAL_PAGE_SLOTS`]. Chunks are aligned to their size, so a chunk's pages
-/// and its end fall on distinct slots.
-#[inline(always)]
-fn page_slots(addr: usize, size: usize) -> (usize, usize) {
-    let (first, after) = page_span(addr, size);
-    (first & PAGE_SLOT_MASK, after & PAGE_SLOT_MASK)
-}
 use super::stats::{self, CaptureCounts};
 use crate::busy::{BusyGuard, thread_is_busy};
 
@@ -48,10 +38,21 @@ const _: () = assert!(SMALL_MAX_BYTES + MAX_ALIGN <= region::BUMP_REACH_BYTES);
 /// chunk's page span ends (its pages and its end) never share a slot.
 const LOCAL_PAGE_SLOTS: usize = 2 * CHUNK_PAGES;
 const PAGE_SLOT_MASK: usize = LOCAL_PAGE_SLOTS - 1;
+
 /// `bump` and `limit` when there is no chunk: no request fits.
 const NO_ROOM: usize = 0;
 /// The default of [`GlobalArena::with_retain_bytes`](super::GlobalArena::with_retain_bytes).
 pub(crate) const DEFAULT_RETAIN_BYTES: usize = 64 << 20;
+
+/// The local page slots `[first, after)` of an allocation of `size` bytes at
+/// address `addr` in the current chunk: its page span by page number modulo
+/// [`LOCAL_PAGE_SLOTS`]. Chunks are aligned to their size, so a chunk's pages
+/// and its end fall on distinct slots.
+#[inline(always)]
+fn page_slots(addr: usize, size: usize) -> (usize, usize) {
+    let (first, after) = page_span(addr, size);
+    (first & PAGE_SLOT_MASK, after & PAGE_SLOT_MASK)
+}
 
 /// The region's retention budget plus one; `BUDGET_UNSET` until the first
 /// [`GlobalArena`](super::GlobalArena) to capture a request sets it, once:
@@ -119,8 +120,8 @@ struct CaptureThread {
     local_alloc_bytes: Cell<usize>,
     local_freed_bytes: Cell<usize>,
     local_inherited_frees: Cell<usize>,
-    /// Indexed by page span ends, at most [`CHUNK_PAGES`]; a power of two
-    /// long, so that a mask, not a bounds check, keeps the hot path in it.
+    /// Indexed by [`page_slots`]: page numbers modulo a power of two, so
+    /// that a mask, not a bounds check, keeps the hot path in it.
     local_pages: [Cell<u32>; LOCAL_PAGE_SLOTS],
     held: Cell<u32>,
     idle_warm: [Cell<u32>; CLASSES],
