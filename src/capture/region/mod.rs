@@ -28,13 +28,19 @@
 //! dead pages around a free widens to the OS pages it touches.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::bounds::RegionBounds;
-use super::live_count::LiveCount;
-use crate::mem::size_class;
 use crate::sys::{self, Commit, Discard, Mapping};
+
+mod class;
+mod page_counts;
+mod record;
+
+pub(crate) use class::{CLASSES, run_class};
+pub(crate) use page_counts::{PageCounts, page_span};
+pub(crate) use record::RunRecord;
 
 /// log2 of [`CHUNK_BYTES`].
 pub(crate) const CHUNK_SHIFT: u32 = 18;
@@ -74,9 +80,6 @@ const LISTED: u8 = 1;
 /// Listed to continue, and idle since (its last allocation was freed): it
 /// belongs to whoever takes it from the list.
 const LISTED_IDLE: u8 = 2;
-/// Size classes of the run cache (see [`run_class`]); runs past the last one
-/// are never made (such a request goes to the inner allocator).
-pub(crate) const CLASSES: usize = 64;
 
 /// Where the region lies (nowhere before it exists): the whole of what
 /// [`chunk_of`] reads.
@@ -85,16 +88,6 @@ static REGION: OnceLock<Option<Region>> = OnceLock::new();
 /// Runs whose capture ended while allocations in them were live, and which
 /// are still waiting for the last of them to be freed.
 static QUARANTINED_RUNS: AtomicUsize = AtomicUsize::new(0);
-
-/// The size class of a run of at least `chunks` chunks (the crate's one
-/// rule, in chunks: exact up to 8 chunks, then four steps per power of two).
-/// Returns the class index and the class's run length, or `None` past the
-/// last class.
-pub(crate) fn run_class(chunks: usize) -> Option<(usize, usize)> {
-    let class_chunks = size_class::class_len(chunks, 1)?;
-    let class = size_class::class_index(class_chunks, 1);
-    (class < CLASSES).then_some((class, class_chunks))
-}
 
 /// The run (index of its first chunk) that `ptr` lies in, if capture made it.
 /// Reads one process-wide word, never the memory behind `ptr`.
@@ -107,179 +100,6 @@ pub(crate) fn chunk_of(ptr: *mut u8) -> Option<u32> {
 #[inline(always)]
 pub(crate) fn contains(ptr: *mut u8) -> bool {
     BOUNDS.contains(ptr.addr())
-}
-
-/// The record of one chunk; only a run's first chunk's record is used. All
-/// atomics, so that an all-zero mapping is a table of valid records.
-#[derive(Debug)]
-pub(crate) struct RunRecord {
-    /// Live allocations, plus the hold of the capture that holds the run.
-    pub(crate) live: LiveCount,
-    /// Bytes of those allocations (wrapping; statistics only).
-    pub(crate) live_bytes: AtomicUsize,
-    /// The token of the thread whose capture holds the run, 0 if none.
-    /// Written by that thread only.
-    pub(crate) owner: AtomicUsize,
-    /// The run's length in chunks, set when the run is first cut from the
-    /// region and never changed.
-    chunks: AtomicU32,
-    /// The next run held by the same capture; written by its owner only.
-    pub(crate) next_held: AtomicU32,
-    /// The next idle run the owner may reuse; written by its owner only.
-    pub(crate) next_idle: AtomicU32,
-    /// The next run of the same list in the [`RunCache`]; under its lock.
-    next_free: AtomicU32,
-    /// Whether the run is a chunk that small allocations bump through (set
-    /// by the owner when it takes the run); otherwise it holds one large
-    /// allocation, of `live_bytes`, at its start.
-    pub(crate) bump: AtomicBool,
-    /// For a bump chunk: the live allocations on each of its pages.
-    pub(crate) pages: PageCounts,
-    /// For a bump chunk: where a capture that continues it bumps from, one
-    /// byte past the bump of the capture that listed it (so that a
-    /// zero-sized allocation at its top lies below too); the allocations
-    /// below it are that capture's *inherited* ones, and its own lie at or
-    /// above it. Set when the chunk is listed or taken idle, read by any
-    /// freer.
-    pub(crate) resume: AtomicU32,
-    /// The inherited allocations still live, and their bytes: not escapes
-    /// of the capture that holds the run. Zero in a run taken idle.
-    pub(crate) inherited: AtomicUsize,
-    pub(crate) inherited_bytes: AtomicUsize,
-    /// `NOT_LISTED`, `LISTED` or `LISTED_IDLE`; under the cache's lock.
-    listed: AtomicU8,
-    /// The next run of the list of chunks to continue; under the cache's lock.
-    next_listed: AtomicU32,
-}
-
-/// Subtracts `amount` from `counter`, stopping at zero: the inherited
-/// counts are statistics, and a free that races a continuation may find
-/// them already reset.
-fn saturating_sub(counter: &AtomicUsize, amount: usize) {
-    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| Some(now.saturating_sub(amount)));
-}
-
-/// The page span `[first, after)` of an allocation of `size` bytes at
-/// `offset` in a chunk (`offset + size` at most [`CHUNK_BYTES`]): the pages it
-/// touches (a zero-sized one at a page's start touches none).
-#[inline(always)]
-pub(crate) fn page_span(offset: usize, size: usize) -> (usize, usize) {
-    (offset >> COUNTED_PAGE_SHIFT, (offset + size + COUNTED_PAGE_BYTES - 1) >> COUNTED_PAGE_SHIFT)
-}
-
-/// The live allocations on each page of a bump chunk, as a difference array:
-/// the count on page `p` is the wrapping sum of `diff[0..=p]`, so an
-/// allocation over pages `[first, after)` is one increment at `first` and
-/// one decrement at `after`, whatever its length.
-///
-/// The owner adds its own allocations and frees in plain cells and flushes
-/// them here ([`flush`](Self::flush)); other threads remove theirs with
-/// [`remove`](Self::remove), which writes the decrement at `first` last,
-/// with `Release`. Readers ([`dead_pages_in`](Self::dead_pages_in)) read in
-/// index order with `Acquire`: a half-seen removal then only over-counts,
-/// so a page read as dead holds nothing live.
-#[derive(Debug)]
-pub(crate) struct PageCounts {
-    diff: [AtomicU32; CHUNK_PAGES + 1],
-}
-
-impl PageCounts {
-    /// Adds the owner's differences (wrapping), `local(page)` for the page
-    /// span ends `0..=CHUNK_PAGES`, and zeroes them.
-    pub(crate) fn flush<'a>(&self, local: impl Fn(usize) -> &'a std::cell::Cell<u32>) {
-        for (page, total) in self.diff.iter().enumerate() {
-            let difference = local(page).replace(0);
-            if difference != 0 {
-                total.fetch_add(difference, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Removes an allocation over pages `[first, after)`: from any thread.
-    pub(crate) fn remove(&self, (first, after): (usize, usize)) {
-        self.diff[after].fetch_add(1, Ordering::Relaxed);
-        self.diff[first].fetch_sub(1, Ordering::Release);
-    }
-
-    /// Moves an allocation's end from page span end `old_after` to
-    /// `new_after` (a shrink in place, `new_after <= old_after`): from any thread.
-    pub(crate) fn shrink(&self, old_after: usize, new_after: usize) {
-        if new_after != old_after {
-            self.diff[old_after].fetch_add(1, Ordering::Relaxed);
-            self.diff[new_after].fetch_sub(1, Ordering::Release);
-        }
-    }
-
-    /// The maximal ranges `[first, after)` of counted pages with nothing
-    /// live on them within the pages `[from, to)`, as far as the caller can
-    /// tell (it never misses a live one).
-    pub(crate) fn dead_pages_in(&self, (from, to): (usize, usize), mut each: impl FnMut(usize, usize)) {
-        let mut count = 0u32;
-        let mut dead_from = None;
-        for page in 0..from {
-            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
-        }
-        for page in from..to.min(CHUNK_PAGES) {
-            count = count.wrapping_add(self.diff[page].load(Ordering::Acquire));
-            match (count == 0, dead_from) {
-                (true, None) => dead_from = Some(page),
-                (false, Some(first)) => {
-                    each(first, page);
-                    dead_from = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(first) = dead_from {
-            each(first, to.min(CHUNK_PAGES));
-        }
-    }
-}
-
-impl RunRecord {
-    /// The run's length in bytes.
-    pub(crate) fn bytes(&self) -> usize {
-        (self.chunks.load(Ordering::Relaxed) as usize) << CHUNK_SHIFT
-    }
-
-    /// Starts the run's inheritance over: nothing inherited, bumping from
-    /// its start (a run taken idle).
-    pub(crate) fn inherit_nothing(&self) {
-        self.resume.store(0, Ordering::Relaxed);
-        self.inherited.store(0, Ordering::Relaxed);
-        self.inherited_bytes.store(0, Ordering::Relaxed);
-    }
-
-    /// Whether an allocation at `offset` of this bump chunk is one its
-    /// holder inherited.
-    pub(crate) fn is_inherited(&self, offset: usize) -> bool {
-        offset < self.resume.load(Ordering::Relaxed) as usize && self.inherited.load(Ordering::Relaxed) > 0
-    }
-
-    /// An inherited allocation of `bytes` was freed.
-    pub(crate) fn forget_inherited(&self, bytes: usize) {
-        saturating_sub(&self.inherited, 1);
-        saturating_sub(&self.inherited_bytes, bytes);
-    }
-
-    /// An inherited allocation was resized from `old_size` to `new_size`.
-    pub(crate) fn resize_inherited(&self, old_size: usize, new_size: usize) {
-        if new_size > old_size {
-            self.inherited_bytes.fetch_add(new_size - old_size, Ordering::Relaxed);
-        } else {
-            saturating_sub(&self.inherited_bytes, old_size - new_size);
-        }
-    }
-
-    /// What the holder's capture leaves live that it did not inherit: its
-    /// escapes (allocations, bytes), given the run's live `allocations`.
-    pub(crate) fn escapes(&self, allocations: usize) -> (usize, usize) {
-        let bytes = self.live_bytes.load(Ordering::Relaxed);
-        (
-            allocations.saturating_sub(self.inherited.load(Ordering::Relaxed)),
-            bytes.saturating_sub(self.inherited_bytes.load(Ordering::Relaxed)),
-        )
-    }
 }
 
 /// A chunk for a capture to bump through, from [`Region::take_chunk`].
@@ -708,29 +528,6 @@ pub(crate) fn quarantined_runs() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn run_classes_are_exact_to_eight_chunks_then_quarter_steps() {
-        assert_eq!(run_class(1), Some((0, 1)));
-        assert_eq!(run_class(8), Some((7, 8)));
-        assert_eq!(run_class(9), Some((8, 10)));
-        assert_eq!(run_class(16), Some((11, 16)));
-        assert_eq!(run_class(17), Some((12, 20)));
-        let mut last: Option<(usize, usize)> = None;
-        for chunks in 1..100_000 {
-            let Some((class, class_chunks)) = run_class(chunks) else { break };
-            assert!(class_chunks >= chunks && class_chunks - chunks <= chunks / 4 + 1, "{chunks} -> {class_chunks}");
-            if let Some((last_class, last_chunks)) = last {
-                // A class is one length: the next length opens the next class.
-                let same = class == last_class && class_chunks == last_chunks;
-                let next = class == last_class + 1 && class_chunks > last_chunks;
-                assert!(same || next, "classes grow with the length: {chunks} -> {class}");
-            }
-            assert_eq!(run_class(class_chunks), Some((class, class_chunks)), "a class's length is in the class");
-            last = Some((class, class_chunks));
-        }
-        assert!(last.is_some_and(|(class, _)| class > 12), "the loop reached the quarter-step classes");
-    }
 
     /// Dead pages go back in whole OS pages, whatever the OS's page size:
     /// an OS page with a live counted page in it keeps every byte, and one
