@@ -2,13 +2,14 @@
 //! for plain loops, behind a safe interface: the one place the kernels
 //! reach `std::arch`.
 //!
-//! A [`MicroKernel`] multiplies a packed micro-panel of `a` (`kc` steps of
-//! `mr` rows) by one of `b` (`kc` steps of `nr` columns) and adds the
-//! `mr × nr` product to a tile of a row-major output. Its vectors run along
-//! the rows of `b` and of the output, so the tile is added in place with
-//! vector loads and stores. A kernel that uses CPU features exists only
-//! once those features were detected at run time, so holding one is the
-//! proof that it may run.
+//! A [`MicroKernel`] multiplies `mr` rows of `a` (a packed micro-panel,
+//! `kc` steps of `mr` values, or rows of a row-major matrix read where they
+//! are) by a packed micro-panel of `b` (`kc` steps of `nr` columns) and
+//! writes or adds the `mr × nr` product to a tile of a row-major output. Its
+//! vectors run along the rows of `b` and of the output, so the tile is
+//! written in place with vector loads and stores. A kernel that uses CPU
+//! features exists only once those features were detected at run time, so
+//! holding one is the proof that it may run.
 //!
 //! `ARENA_SIMD` caps the instruction set (read once per process): unset or
 //! `avx512`, the best this CPU has; `avx2`, AVX2 + FMA at most; `portable`,
@@ -30,7 +31,47 @@ pub(crate) struct MicroKernel<T> {
     /// `kc * nr`, `out` for reads and writes of `nr` elements at each of
     /// `out + r * row_stride` for `r < mr`, and the CPU has the features
     /// the function was compiled for.
-    add_tile: unsafe fn(kc: usize, a: *const T, b: *const T, out: *mut T, row_stride: usize),
+    packed_tile: unsafe fn(kc: usize, a: *const T, b: *const T, out: *mut T, row_stride: usize, store: bool),
+    /// As `packed_tile`, but `a` is valid for `kc` reads at each of
+    /// `a + r * a_stride` for `r < mr`, and `b` for `nr` at each of
+    /// `b + p * b_stride` for `p < kc`.
+    rows_tile: unsafe fn(
+        kc: usize,
+        a: *const T,
+        a_stride: usize,
+        b: *const T,
+        b_stride: usize,
+        out: *mut T,
+        row_stride: usize,
+        store: bool,
+    ),
+}
+
+/// The `mr` rows of `a` a tile multiplies, `kc` steps each.
+#[derive(Clone, Copy)]
+pub(crate) enum RowsOfA<'a, T> {
+    /// A packed micro-panel: step after step, `mr` values each.
+    Packed(&'a [T]),
+    /// Rows of a row-major matrix, `stride` elements apart, each starting
+    /// at `data[r * stride]` and holding at least `kc` values.
+    Rows { data: &'a [T], stride: usize },
+}
+
+/// The `kc` steps of `nr` columns of `b` a tile multiplies: step `p` is
+/// `data[p * stride..][..nr]` (a packed micro-panel has a stride of `nr`).
+#[derive(Clone, Copy)]
+pub(crate) struct StepsOfB<'a, T> {
+    pub(crate) data: &'a [T],
+    pub(crate) stride: usize,
+}
+
+/// What a tile kernel does with the tile already in the output.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum TileWrite {
+    /// Adds the product to it.
+    Add,
+    /// Overwrites it with the product (it is never read).
+    Store,
 }
 
 impl<T> MicroKernel<T> {
@@ -46,27 +87,55 @@ impl<T> MicroKernel<T> {
         self.nr
     }
 
-    /// Adds `a_panel × b_panel` to the `mr × nr` tile at the start of `out`,
-    /// whose rows are `row_stride` elements apart.
+    /// Writes or adds (`write`) the product of `kc` steps of `a` and `b` to
+    /// the `mr × nr` tile at the start of `out`, whose rows are `row_stride`
+    /// elements apart.
     ///
     /// # Panics
-    /// If the panels do not hold the same number `kc` of steps, or `out`
-    /// does not hold the tile.
+    /// If `a` or `b` does not hold `kc` steps, `a` is packed but `b` is not
+    /// (a stride other than `nr`), or `out` does not hold the tile.
     #[inline(always)]
-    pub(crate) fn add_tile(&self, a_panel: &[T], b_panel: &[T], out: &mut [T], row_stride: usize) {
-        let kc = a_panel.len() / self.mr;
+    pub(crate) fn tile(
+        &self,
+        a: RowsOfA<'_, T>,
+        b: StepsOfB<'_, T>,
+        kc: usize,
+        out: &mut [T],
+        row_stride: usize,
+        write: TileWrite,
+    ) {
+        // Whether `count` items `stride` apart, each `len` long, fit in `data`.
+        let fits = |count: usize, stride: usize, len: usize, data: usize| {
+            count == 0 || (count - 1).checked_mul(stride).and_then(|last| last.checked_add(len)) <= Some(data)
+        };
+        let a_fits = match a {
+            RowsOfA::Packed(panel) => panel.len() == kc * self.mr && b.stride == self.nr,
+            RowsOfA::Rows { data, stride } => kc == 0 || fits(self.mr, stride, kc, data.len()),
+        };
         assert!(
-            a_panel.len() == kc * self.mr
-                && b_panel.len() == kc * self.nr
+            a_fits
+                && fits(kc, b.stride, self.nr, b.data.len())
                 && row_stride >= self.nr
                 && out.len() >= (self.mr - 1) * row_stride + self.nr,
             "micro-panels of unequal depth or a tile that does not fit"
         );
-        // SAFETY: the lengths were checked just above (the last row ends at
-        // `(mr - 1) * row_stride + nr <= out.len()`), and `self` exists only
-        // if the CPU features of `self.add_tile` were detected (see
+        let (out, store) = (out.as_mut_ptr(), write == TileWrite::Store);
+        // SAFETY: the lengths were checked just above (row `r < mr` of `a`
+        // ends at `r * stride + kc <= data.len()`, step `p < kc` of `b` at
+        // `p * b.stride + nr <= b.data.len()`, the last row of the tile at
+        // `(mr - 1) * row_stride + nr <= out.len()`), and `self` exists
+        // only if the CPU features of its functions were detected (see
         // `available`, the only constructor).
-        unsafe { (self.add_tile)(kc, a_panel.as_ptr(), b_panel.as_ptr(), out.as_mut_ptr(), row_stride) }
+        unsafe {
+            match a {
+                RowsOfA::Packed(panel) => {
+                    (self.packed_tile)(kc, panel.as_ptr(), b.data.as_ptr(), out, row_stride, store);
+                }
+                RowsOfA::Rows { data, stride } => {
+                    (self.rows_tile)(kc, data.as_ptr(), stride, b.data.as_ptr(), b.stride, out, row_stride, store);
+                }
+            }
+        }
     }
 }
 
@@ -146,12 +215,14 @@ impl MicroKernel<f64> {
             (ceiling >= Ceiling::Avx512 && x86::has_avx512()).then_some(MicroKernel {
                 mr: x86::AVX512_MR,
                 nr: 16,
-                add_tile: x86::f64_tile_avx512,
+                packed_tile: x86::f64_tile_avx512,
+                rows_tile: x86::f64_rows_tile_avx512,
             }),
             (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
                 mr: x86::AVX2_MR,
                 nr: 8,
-                add_tile: x86::f64_tile_avx2,
+                packed_tile: x86::f64_tile_avx2,
+                rows_tile: x86::f64_rows_tile_avx2,
             }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
@@ -174,12 +245,14 @@ impl MicroKernel<f32> {
             (ceiling >= Ceiling::Avx512 && x86::has_avx512()).then_some(MicroKernel {
                 mr: x86::AVX512_MR,
                 nr: 32,
-                add_tile: x86::f32_tile_avx512,
+                packed_tile: x86::f32_tile_avx512,
+                rows_tile: x86::f32_rows_tile_avx512,
             }),
             (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
                 mr: x86::AVX2_MR,
                 nr: 16,
-                add_tile: x86::f32_tile_avx2,
+                packed_tile: x86::f32_tile_avx2,
+                rows_tile: x86::f32_rows_tile_avx2,
             }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
@@ -238,13 +311,15 @@ mod x86 {
         body()
     }
 
-    /// Defines a tile kernel (see [`MicroKernel`](super::MicroKernel)) for
-    /// one element type and instruction set, from its intrinsics.
+    /// Defines the two tile kernels (see [`MicroKernel`](super::MicroKernel))
+    /// of one element type and instruction set, from its intrinsics: `$packed`
+    /// reads a packed micro-panel of `a`, `$rows` reads `mr` rows of a
+    /// row-major matrix.
     macro_rules! tile_kernel {
-        ($name:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
+        ($packed:ident, $rows:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
          $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
-            /// Adds the product of `mr` rows and `2 * lanes` columns to the
-            /// tile at `out`.
+            /// Writes (`store`) or adds the product of a packed micro-panel
+            /// of `mr` rows and one of `2 * lanes` columns to the tile at `out`.
             ///
             /// # Safety
             /// `a` is valid for `kc * mr` reads, `b` for `kc * 2 * lanes`,
@@ -252,29 +327,72 @@ mod x86 {
             /// `out + r * row_stride` for `r < mr`, and the CPU has the
             /// features named in `target_feature`.
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn $name(kc: usize, a: *const $t, b: *const $t, out: *mut $t, row_stride: usize) {
-                const NR: usize = 2 * $lanes;
-                let mut acc = [[$zero(); 2]; $mr];
-                for step in 0..kc {
-                    // SAFETY: `step < kc`, so the `mr` values at
-                    // `a + mr * step` and the `NR` at `b + NR * step` are
-                    // within the panels (contract).
-                    unsafe {
-                        let (a_step, b_step) = (a.add($mr * step), b.add(NR * step));
-                        let low = $load(b_step);
-                        let high = $load(b_step.add($lanes));
-                        for (row, sums) in acc.iter_mut().enumerate() {
-                            let value = $splat(*a_step.add(row));
-                            sums[0] = $fmadd(value, low, sums[0]);
-                            sums[1] = $fmadd(value, high, sums[1]);
-                        }
+            pub(super) unsafe fn $packed(
+                kc: usize,
+                a: *const $t,
+                b: *const $t,
+                out: *mut $t,
+                row_stride: usize,
+                store: bool,
+            ) {
+                tile_kernel!(@body kc, a, 1, $mr, b, 2 * $lanes, out, row_stride, store, $lanes, $mr,
+                    $zero, $load, $splat, $fmadd, $add, $store);
+            }
+
+            /// Writes (`store`) or adds the product of `mr` rows of a
+            /// row-major matrix, `a_stride` elements apart, and `kc` rows of
+            /// `2 * lanes` columns, `b_stride` apart, to the tile at `out`.
+            ///
+            /// # Safety
+            /// `a` is valid for `kc` reads at each of `a + r * a_stride` for
+            /// `r < mr`, `b` for `2 * lanes` at each of `b + p * b_stride` for
+            /// `p < kc`, `out` for reads and writes of `2 * lanes` elements at
+            /// each of `out + r * row_stride` for `r < mr`, and the CPU has
+            /// the features named in `target_feature`.
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $rows(
+                kc: usize,
+                a: *const $t,
+                a_stride: usize,
+                b: *const $t,
+                b_stride: usize,
+                out: *mut $t,
+                row_stride: usize,
+                store: bool,
+            ) {
+                tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
+                    $zero, $load, $splat, $fmadd, $add, $store);
+            }
+        };
+        (@body $kc:ident, $a:ident, $a_row:expr, $a_step:expr, $b:ident, $b_step:expr, $out:ident, $row_stride:ident,
+         $store_flag:ident, $lanes:literal, $mr:expr,
+         $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
+            let mut acc = [[$zero(); 2]; $mr];
+            for step in 0..$kc {
+                // SAFETY: `step < kc` and `row < mr`: the value of `a` at
+                // `row * a_row + step * a_step` and the `2 * lanes` values at
+                // `b + step * b_step` are within the operands (contract).
+                unsafe {
+                    let (a_step, b_step) = ($a.add($a_step * step), $b.add($b_step * step));
+                    let low = $load(b_step);
+                    let high = $load(b_step.add($lanes));
+                    for (row, sums) in acc.iter_mut().enumerate() {
+                        let value = $splat(*a_step.add(row * $a_row));
+                        sums[0] = $fmadd(value, low, sums[0]);
+                        sums[1] = $fmadd(value, high, sums[1]);
                     }
                 }
-                for (row, sums) in acc.iter().enumerate() {
-                    // SAFETY: `row < mr`: the `NR` elements at
-                    // `out + row * row_stride` are the tile's (contract).
-                    unsafe {
-                        let line = out.add(row * row_stride);
+            }
+            for (row, sums) in acc.iter().enumerate() {
+                // SAFETY: `row < mr`: the `2 * lanes` elements at
+                // `out + row * row_stride` are the tile's (contract).
+                unsafe {
+                    let line = $out.add(row * $row_stride);
+                    if $store_flag {
+                        $store(line, sums[0]);
+                        $store(line.add($lanes), sums[1]);
+                    } else {
                         $store(line, $add($load(line), sums[0]));
                         $store(line.add($lanes), $add($load(line.add($lanes)), sums[1]));
                     }
@@ -285,6 +403,7 @@ mod x86 {
 
     tile_kernel!(
         f64_tile_avx2,
+        f64_rows_tile_avx2,
         "avx2,fma",
         f64,
         4,
@@ -298,6 +417,7 @@ mod x86 {
     );
     tile_kernel!(
         f32_tile_avx2,
+        f32_rows_tile_avx2,
         "avx2,fma",
         f32,
         8,
@@ -311,6 +431,7 @@ mod x86 {
     );
     tile_kernel!(
         f64_tile_avx512,
+        f64_rows_tile_avx512,
         "avx512f",
         f64,
         8,
@@ -324,6 +445,7 @@ mod x86 {
     );
     tile_kernel!(
         f32_tile_avx512,
+        f32_rows_tile_avx512,
         "avx512f",
         f32,
         16,
@@ -339,7 +461,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ceiling, MicroKernel};
+    use super::{Ceiling, MicroKernel, RowsOfA, StepsOfB, TileWrite};
 
     /// Quotients, sums and products of values across the whole range
     /// (subnormals, infinities, NaN, signed zeros), as raw bits.
@@ -386,34 +508,58 @@ mod tests {
         }
     }
 
-    /// `out + a × b` by the definition, in the kernels' order of
-    /// operations: the panel product fused step by step, then added.
-    fn reference(kernel: &MicroKernel<f64>, a: &[f64], b: &[f64], out: &[f64], row_stride: usize) -> Vec<f64> {
-        let (mr, nr) = (kernel.mr(), kernel.nr());
-        let kc = a.len() / mr;
+    /// `out + a × b` (or `a × b` alone, for a store) by the definition, in
+    /// the kernels' order of operations: the panel product fused step by
+    /// step, then added.
+    fn reference(mr: usize, nr: usize, a: &[f64], b: &[f64], out: &[f64], row_stride: usize, store: bool) -> Vec<f64> {
+        let kc = b.len() / nr;
         let mut expected = out.to_vec();
         for r in 0..mr {
             for c in 0..nr {
                 let product = (0..kc).fold(0.0, |sum, p| a[p * mr + r].mul_add(b[p * nr + c], sum));
-                expected[r * row_stride + c] += product;
+                let tile = &mut expected[r * row_stride + c];
+                *tile = if store { product } else { *tile + product };
             }
         }
         expected
     }
 
     #[test]
-    fn every_f64_kernel_adds_the_fused_tile_and_nothing_else() {
+    fn every_f64_kernel_writes_the_fused_tile_and_nothing_else() {
         for kernel in MicroKernel::<f64>::available(Ceiling::Avx512) {
             let (mr, nr) = (kernel.mr(), kernel.nr());
             for kc in [0, 1, 7, 256] {
                 let a: Vec<f64> = (0..kc * mr).map(|i| (i % 13) as f64 * 0.37 - 1.0).collect();
                 let b: Vec<f64> = (0..kc * nr).map(|i| (i % 7) as f64 * 1.1 + 0.5).collect();
+                // The same rows of `a`, row-major, 5 apart beyond their end.
+                let stride = kc + 5;
+                let rows: Vec<f64> = (0..mr * stride)
+                    .map(|i| if i % stride < kc { a[(i % stride) * mr + i / stride] } else { f64::NAN })
+                    .collect();
+                // The same steps of `b`, 2 apart beyond their end.
+                let b_stride = nr + 2;
+                let b_rows: Vec<f64> = (0..kc * b_stride)
+                    .map(|i| if i % b_stride < nr { b[i / b_stride * nr + i % b_stride] } else { f64::NAN })
+                    .collect();
                 // Rows 3 apart beyond the tile: the gaps must stay untouched.
                 let row_stride = nr + 3;
                 let out: Vec<f64> = (0..mr * row_stride).map(|i| i as f64 * 0.5).collect();
-                let mut got = out.clone();
-                kernel.add_tile(&a, &b, &mut got, row_stride);
-                assert_eq!(got, reference(&kernel, &a, &b, &out, row_stride), "{mr} × {nr}, kc = {kc}");
+                let packed_b = StepsOfB { data: &b, stride: nr };
+                let strided_b = StepsOfB { data: &b_rows, stride: b_stride };
+                let rows_of_a = RowsOfA::Rows { data: &rows, stride };
+                let forms = [
+                    ("packed `a` and `b`", RowsOfA::Packed(&a), packed_b),
+                    ("rows of `a`, packed `b`", rows_of_a, packed_b),
+                    ("rows of `a` and `b`", rows_of_a, strided_b),
+                ];
+                for (write, store) in [(TileWrite::Add, false), (TileWrite::Store, true)] {
+                    let expected = reference(mr, nr, &a, &b, &out, row_stride, store);
+                    for (form, a, b) in forms {
+                        let mut got = out.clone();
+                        kernel.tile(a, b, kc, &mut got, row_stride, write);
+                        assert_eq!(got, expected, "{mr} × {nr}, kc = {kc}, {form}, {write:?}");
+                    }
+                }
             }
         }
     }
@@ -426,7 +572,7 @@ mod tests {
             let a: Vec<f32> = (0..kc * mr).map(|i| (i % 5) as f32 - 2.0).collect();
             let b: Vec<f32> = (0..kc * nr).map(|i| (i % 3) as f32).collect();
             let mut out = vec![1.0; mr * nr];
-            kernel.add_tile(&a, &b, &mut out, nr);
+            kernel.tile(RowsOfA::Packed(&a), StepsOfB { data: &b, stride: nr }, kc, &mut out, nr, TileWrite::Add);
             for r in 0..mr {
                 for c in 0..nr {
                     let exact: f32 = (0..kc).map(|p| a[p * mr + r] * b[p * nr + c]).sum();
@@ -463,11 +609,45 @@ mod tests {
         assert!(rows.len() <= 2 && rows.windows(2).all(|pair| pair[0] > pair[1]), "{rows:?}");
     }
 
+    /// A 2 × 2 kernel that reads and writes nothing, for the checks.
+    const NO_OP: MicroKernel<f64> =
+        MicroKernel { mr: 2, nr: 2, packed_tile: |_, _, _, _, _, _| (), rows_tile: |_, _, _, _, _, _, _, _| () };
+
     #[test]
     #[should_panic(expected = "a tile that does not fit")]
     fn a_tile_past_the_output_is_refused() {
-        let kernel = MicroKernel::<f64> { mr: 2, nr: 2, add_tile: |_, _, _, _, _| () };
         // Two rows 4 apart need 6 elements.
-        kernel.add_tile(&[0.0; 2], &[0.0; 2], &mut [0.0; 5], 4);
+        NO_OP.tile(
+            RowsOfA::Packed(&[0.0; 2]),
+            StepsOfB { data: &[0.0; 2], stride: 2 },
+            1,
+            &mut [0.0; 5],
+            4,
+            TileWrite::Store,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn rows_of_a_that_end_early_are_refused() {
+        // Two steps of two rows 4 apart need 6 elements.
+        let b = StepsOfB { data: &[0.0; 4], stride: 2 };
+        NO_OP.tile(RowsOfA::Rows { data: &[0.0; 5], stride: 4 }, b, 2, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn steps_of_b_that_end_early_are_refused() {
+        // Three steps of two columns 3 apart need 8 elements.
+        let b = StepsOfB { data: &[0.0; 7], stride: 3 };
+        NO_OP.tile(RowsOfA::Rows { data: &[0.0; 6], stride: 3 }, b, 3, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn a_packed_panel_of_a_with_strided_steps_of_b_is_refused() {
+        // The packed kernel reads `b` as packed: `nr` apart.
+        let b = StepsOfB { data: &[0.0; 8], stride: 3 };
+        NO_OP.tile(RowsOfA::Packed(&[0.0; 6]), b, 3, &mut [0.0; 4], 2, TileWrite::Store);
     }
 }

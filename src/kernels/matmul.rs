@@ -7,8 +7,14 @@
 //! micro-panels of `mr` rows and multiplied, micro-tile by micro-tile, into
 //! the output. The micro-tile is the CPU's SIMD kernel for `f32` and `f64`
 //! where there is one (`crate::simd`: AVX-512 or AVX2 + FMA, detected at
-//! run time; it adds its tile to the output in place), otherwise a portable
-//! 4 × 4 one.
+//! run time; it writes its tile in place, over the output in the first
+//! block along the shared dimension and added to it in the others),
+//! otherwise a portable 4 × 4 one.
+//! A product whose shared dimension is one block packs less: the tiles
+//! read `a`'s rows where they are, and `b`'s too when `b` is narrow (see
+//! `direct_b`); only a panel cut short by the matrix's edge is copied,
+//! padded with zeros. For small products the copies cost more than the
+//! cache misses they avoid.
 //! The row blocks are independent, so large products run them as rayon
 //! tasks (with the `rayon` feature); each task packs its rows of `a` into a buffer from its own
 //! thread's arena (`arena::scope` inside the task), never from the caller's
@@ -20,7 +26,7 @@ use allocator_api2::vec::Vec;
 
 use super::element::Element;
 use super::output::{check_len, checked_product, vec_zeroed_in};
-use crate::simd::{MAX_TILE, MicroKernel};
+use crate::simd::{MAX_TILE, MicroKernel, RowsOfA, StepsOfB, TileWrite};
 
 /// Rows of the portable micro-tile.
 const PORTABLE_MR: usize = 4;
@@ -33,6 +39,16 @@ const KC: usize = 256;
 const MC: usize = 96;
 /// Columns of `b` packed at once, rounded down to whole micro-panels.
 const NC: usize = 1024;
+
+/// Whether the tiles read the rows of a `b` of `n` columns where they are
+/// (when the depth is one block), given the bytes of a step of a tile's
+/// columns: for narrow matrices always; for wider ones only when a step
+/// spans two cache lines or more. Past that, the steps of a tile lie far
+/// enough apart to crowd the same sets of the L1 cache, and a packed copy
+/// is faster (measured with `benches/matmul.rs`).
+fn direct_b(n: usize, step_bytes: usize) -> bool {
+    n <= 64 || (n <= 256 && step_bytes >= 128)
+}
 
 /// Products of at least this many multiply-adds (`m * k * n`) with more than
 /// one block of 96 rows run their row blocks in parallel with rayon (with the
@@ -132,7 +148,6 @@ pub fn matmul_into<T: Element, A: Allocator>(
     check_inputs("matmul_into", a, b, m, k, n);
     let len = checked_product("matmul_into", "m * n", m, n);
     check_len("matmul_into", "`out`", out.len(), "m * n", len);
-    out.fill(T::zero());
     multiply("matmul_into", &RowMajor { data: a, cols: k }, &ColumnMajor { data: b, rows: n }, m, k, n, out, &scratch);
 }
 
@@ -170,18 +185,27 @@ impl<T: Element> Tiles<T> {
         }
     }
 
-    /// Adds `a_panel × b_panel` to the `mr × nr` tile at the start of
-    /// `out`, whose rows are `row_stride` apart.
+    /// Writes or adds the product of `kc` steps of `a` and `b` to the
+    /// `mr × nr` tile at the start of `out`, whose rows are `row_stride` apart.
     #[inline(always)]
-    fn add_tile(&self, a_panel: &[T], b_panel: &[T], out: &mut [T], row_stride: usize) {
+    fn tile(
+        &self,
+        a: RowsOfA<'_, T>,
+        b: StepsOfB<'_, T>,
+        kc: usize,
+        out: &mut [T],
+        row_stride: usize,
+        write: TileWrite,
+    ) {
         match self {
-            Tiles::Simd(kernel) => kernel.add_tile(a_panel, b_panel, out, row_stride),
-            Tiles::Portable => portable_add_tile(a_panel, b_panel, out, row_stride),
+            Tiles::Simd(kernel) => kernel.tile(a, b, kc, out, row_stride, write),
+            Tiles::Portable => portable_tile(a, b, kc, out, row_stride, write),
         }
     }
 }
 
-/// `out += a × b`; the caller has checked all lengths.
+/// `out = a × b` (what `out` held is never read); the caller has checked
+/// all lengths.
 #[allow(clippy::too_many_arguments)]
 #[track_caller]
 fn multiply<T: Element, A: Allocator>(
@@ -194,6 +218,9 @@ fn multiply<T: Element, A: Allocator>(
     out: &mut [T],
     scratch: A,
 ) {
+    if k == 0 {
+        out.fill(T::zero());
+    }
     if m == 0 || n == 0 || k == 0 {
         return;
     }
@@ -203,8 +230,14 @@ fn multiply<T: Element, A: Allocator>(
     let nc_step = NC / nr * nr;
     let parallel =
         crate::fork_join::PARALLEL && m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
-    let a_panel_len = m.min(MC).next_multiple_of(mr) * k.min(KC);
-    let b_panel_len = k.min(KC) * n.min(nc_step).next_multiple_of(nr);
+    // When the whole depth is one block, the tiles read `a`'s rows where
+    // they are (at most `KC` apart) instead of a packed copy, and `b`'s
+    // rows too when they are short: only a panel cut short by the matrix's
+    // edge is copied, padded with zeros.
+    let rows_of_a = if k <= KC { a.rows() } else { None };
+    let rows_of_b = if rows_of_a.is_some() && direct_b(n, nr * size_of::<T>()) { b_t.columns() } else { None };
+    let a_panel_len = if rows_of_a.is_some() { mr * k } else { m.min(MC).next_multiple_of(mr) * k.min(KC) };
+    let b_panel_len = if rows_of_b.is_some() { k * nr } else { k.min(KC) * n.min(nc_step).next_multiple_of(nr) };
     // At most `m * n`, which `out` holds: no overflow.
     let block_len = m.min(MC) * n;
     // Zeroed once (a `memset`, or nothing for fresh pages), then packed
@@ -216,32 +249,72 @@ fn multiply<T: Element, A: Allocator>(
         let nc = nc_step.min(n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            let packed_b = &mut packed_b[..kc * nc.next_multiple_of(nr)];
-            b_t.pack(jc..jc + nc, pc..pc + kc, nr, packed_b);
-            let b_block = BlockOfB { packed: packed_b, kc, jc, nc };
+            let packed_b = match rows_of_b {
+                Some(_) => {
+                    let (packed_b, whole) = (&mut packed_b[..kc * nr], jc + nc / nr * nr);
+                    if whole < jc + nc {
+                        b_t.pack(whole..jc + nc, pc..pc + kc, nr, packed_b);
+                    }
+                    packed_b
+                }
+                None => {
+                    let packed_b = &mut packed_b[..kc * nc.next_multiple_of(nr)];
+                    b_t.pack(jc..jc + nc, pc..pc + kc, nr, packed_b);
+                    packed_b
+                }
+            };
+            let write = if pc == 0 { TileWrite::Store } else { TileWrite::Add };
+            let block = Block { a, rows_of_a, packed_b, rows_of_b, pc, kc, jc, nc, write };
             if parallel {
-                crate::fork_join::for_each_chunk_mut(out, block_len, |block, rows| {
+                crate::fork_join::for_each_chunk_mut(out, block_len, |index, rows| {
                     crate::scope::scope(|worker| {
                         let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
-                        row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                        row_block(&tiles, &block, index * MC, rows, n, &mut packed_a);
                     });
                 });
             } else {
-                for (block, rows) in out.chunks_mut(block_len).enumerate() {
-                    row_block(&tiles, a, block * MC, pc, rows, n, &b_block, &mut packed_a);
+                for (index, rows) in out.chunks_mut(block_len).enumerate() {
+                    row_block(&tiles, &block, index * MC, rows, n, &mut packed_a);
                 }
             }
         }
     }
 }
 
-/// A packed block of `b`: rows `pc..pc + kc` (implicit) and columns `jc..jc + nc`.
-struct BlockOfB<'p, T> {
-    /// `nc.div_ceil(nr)` micro-panels of `kc * nr` elements each.
-    packed: &'p [T],
+/// A block of the product: the operands over the depth `pc..pc + kc` and,
+/// for `b`, the columns `jc..jc + nc`, and what its tiles do with the output.
+struct Block<'p, T, P> {
+    a: &'p P,
+    /// `a`'s rows where they are, with their stride, if the tiles read them
+    /// there.
+    rows_of_a: Option<(&'p [T], usize)>,
+    /// `b`'s micro-panels of `kc * nr` elements: all of them, or, when its
+    /// rows are read where they are, the last one if the edge cuts it short.
+    packed_b: &'p [T],
+    /// `b`'s rows where they are, with their stride, if the tiles read them
+    /// there.
+    rows_of_b: Option<(&'p [T], usize)>,
+    pc: usize,
     kc: usize,
     jc: usize,
     nc: usize,
+    /// `Store` for the first block along the depth, `Add` for the others.
+    write: TileWrite,
+}
+
+impl<T, P> Block<'_, T, P> {
+    /// The steps of `b` of micro-panel `jr` (columns `jc + jr * nr..`).
+    #[inline(always)]
+    fn steps_of_b(&self, jr: usize, nr: usize) -> StepsOfB<'_, T> {
+        let panel = self.kc * nr;
+        match self.rows_of_b {
+            Some((data, stride)) if (jr + 1) * nr <= self.nc => {
+                StepsOfB { data: &data[self.pc * stride + self.jc + jr * nr..], stride }
+            }
+            Some(_) => StepsOfB { data: &self.packed_b[..panel], stride: nr },
+            None => StepsOfB { data: &self.packed_b[jr * panel..][..panel], stride: nr },
+        }
+    }
 }
 
 /// A matrix operand of the product, as the packing reads it. The product
@@ -252,6 +325,18 @@ pub(crate) trait Panels<T>: Sync {
     /// a panel column after column. `packed` holds
     /// `rows.len().next_multiple_of(height) * cols.len()` elements.
     fn pack(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, height: usize, packed: &mut [T]);
+
+    /// The matrix as rows of consecutive elements, `self[r][c]` at
+    /// `data[r * stride + c]`, if it is laid out so: `(data, stride)`.
+    fn rows(&self) -> Option<(&[T], usize)> {
+        None
+    }
+
+    /// The matrix as columns of consecutive elements, `self[r][c]` at
+    /// `data[c * stride + r]`, if it is laid out so: `(data, stride)`.
+    fn columns(&self) -> Option<(&[T], usize)> {
+        None
+    }
 }
 
 /// A row-major matrix of `cols` columns.
@@ -264,6 +349,10 @@ impl<T: Element> Panels<T> for RowMajor<'_, T> {
     #[inline]
     fn pack(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, height: usize, packed: &mut [T]) {
         pack_a(self.data, self.cols, rows, cols, height, packed);
+    }
+
+    fn rows(&self) -> Option<(&[T], usize)> {
+        Some((self.data, self.cols))
     }
 }
 
@@ -280,6 +369,10 @@ impl<T: Element> Panels<T> for ColumnMajor<'_, T> {
         // Row `r` of the transpose is column `r` of the row-major original.
         pack_b(self.data, self.rows, cols, rows, height, packed);
     }
+
+    fn columns(&self) -> Option<(&[T], usize)> {
+        Some((self.data, self.rows))
+    }
 }
 
 /// Packs `b[rows, cols]` into `packed`: micro-panels of `nr` columns,
@@ -295,10 +388,34 @@ fn pack_b<T: Element>(
     let panels = cols.clone().step_by(nr).zip(packed.chunks_exact_mut(nr * rows.len()));
     for (panel, destination) in panels {
         let width = nr.min(cols.end - panel);
-        for (row, packed_row) in rows.clone().zip(destination.chunks_exact_mut(nr)) {
-            packed_row[..width].copy_from_slice(&b[row * n + panel..][..width]);
-            packed_row[width..].fill(T::zero());
+        // A constant width copies each row in registers, not by a call.
+        match (width == nr, nr) {
+            (true, 8) => pack_full_rows::<T, 8>(b, n, rows.clone(), panel, destination),
+            (true, 16) => pack_full_rows::<T, 16>(b, n, rows.clone(), panel, destination),
+            (true, 32) => pack_full_rows::<T, 32>(b, n, rows.clone(), panel, destination),
+            _ => {
+                for (row, packed_row) in rows.clone().zip(destination.chunks_exact_mut(nr)) {
+                    packed_row[..width].copy_from_slice(&b[row * n + panel..][..width]);
+                    packed_row[width..].fill(T::zero());
+                }
+            }
         }
+    }
+}
+
+/// Packs the `NR` columns of `b` from `panel` on, of the rows `rows`, into
+/// `destination`, row after row.
+#[inline(always)]
+fn pack_full_rows<T: Element, const NR: usize>(
+    b: &[T],
+    n: usize,
+    rows: std::ops::Range<usize>,
+    panel: usize,
+    destination: &mut [T],
+) {
+    for (row, packed_row) in rows.zip(destination.chunks_exact_mut(NR)) {
+        let packed_row: &mut [T; NR] = packed_row.try_into().expect("chunks of `NR`");
+        *packed_row = b[row * n + panel..][..NR].try_into().expect("`NR` columns");
     }
 }
 
@@ -363,56 +480,90 @@ fn pack_full_panel<'a, T: Element, const MR: usize>(line: &impl Fn(usize) -> &'a
     }
 }
 
-/// Adds the product of the rows of `a` starting at `ic` (as many as `out_rows`
-/// holds) with the packed block of `b` into `out_rows`.
-#[allow(clippy::too_many_arguments)]
-fn row_block<T: Element>(
+/// Writes or adds (`block.write`) the product of the rows of `a` starting
+/// at `ic` (as many as `out_rows` holds) with the block of `b` into
+/// `out_rows`.
+fn row_block<T: Element, P: Panels<T>>(
     tiles: &Tiles<T>,
-    a: &impl Panels<T>,
+    block: &Block<'_, T, P>,
     ic: usize,
-    pc: usize,
     out_rows: &mut [T],
     n: usize,
-    b_block: &BlockOfB<'_, T>,
     packed_a: &mut [T],
 ) {
-    let &BlockOfB { packed: packed_b, kc, jc, nc } = b_block;
+    let &Block { a, rows_of_a, pc, kc, jc, nc, write, .. } = block;
     let (mr, nr) = (tiles.mr(), tiles.nr());
     let mc = out_rows.len() / n;
-    let packed_a = &mut packed_a[..mc.next_multiple_of(mr) * kc];
-    a.pack(ic..ic + mc, pc..pc + kc, mr, packed_a);
+    let whole_panels = mc / mr;
+    let packed_a = match rows_of_a {
+        // Only the last panel, if it is cut short, is copied: as rows.
+        Some((data, stride)) => {
+            let packed_a = &mut packed_a[..mr * kc];
+            let first = ic + whole_panels * mr;
+            for (r, row) in packed_a.chunks_exact_mut(kc).enumerate() {
+                match first + r < ic + mc {
+                    true => row.copy_from_slice(&data[(first + r) * stride + pc..][..kc]),
+                    false => row.fill(T::zero()),
+                }
+            }
+            packed_a
+        }
+        None => {
+            let packed_a = &mut packed_a[..mc.next_multiple_of(mr) * kc];
+            a.pack(ic..ic + mc, pc..pc + kc, mr, packed_a);
+            packed_a
+        }
+    };
+    let rows_of_a = |ir: usize| match rows_of_a {
+        Some((data, stride)) if ir < whole_panels => {
+            RowsOfA::Rows { data: &data[(ic + ir * mr) * stride + pc..], stride }
+        }
+        Some(_) => RowsOfA::Rows { data: &packed_a[..], stride: kc },
+        None => RowsOfA::Packed(&packed_a[ir * mr * kc..][..mr * kc]),
+    };
     let mut edge = [T::zero(); MAX_TILE];
-    for (jr, b_panel) in packed_b.chunks_exact(kc * nr).enumerate() {
+    for jr in 0..nc.div_ceil(nr) {
         let col = jc + jr * nr;
         let cols = nr.min(jc + nc - col);
-        for (ir, a_panel) in packed_a.chunks_exact(kc * mr).enumerate() {
+        let b = block.steps_of_b(jr, nr);
+        for ir in 0..mc.div_ceil(mr) {
             let rows = mr.min(mc - ir * mr);
             let start = ir * mr * n + col;
             if rows == mr && cols == nr {
-                tiles.add_tile(a_panel, b_panel, &mut out_rows[start..], n);
+                tiles.tile(rows_of_a(ir), b, kc, &mut out_rows[start..], n, write);
                 continue;
             }
-            // A tile cut by the matrix's edge: computed aside, added in part.
+            // A tile cut by the matrix's edge: computed aside, written in part.
             let edge = &mut edge[..mr * nr];
-            edge.fill(T::zero());
-            tiles.add_tile(a_panel, b_panel, edge, nr);
+            tiles.tile(rows_of_a(ir), b, kc, edge, nr, TileWrite::Store);
             for (out_row, edge_row) in out_rows[start..].chunks_mut(n).zip(edge.chunks_exact(nr)).take(rows) {
                 for (o, &t) in out_row[..cols].iter_mut().zip(edge_row) {
-                    *o = o.plus(t);
+                    *o = if write == TileWrite::Store { t } else { o.plus(t) };
                 }
             }
         }
     }
 }
 
-/// The portable micro-tile: adds `a_panel × b_panel` to the
-/// [`PORTABLE_MR`] × [`PORTABLE_NR`] tile at the start of `out`.
+/// The portable micro-tile: writes or adds the product of `kc` steps of
+/// `a` and `b` to the [`PORTABLE_MR`] × [`PORTABLE_NR`] tile at the start of `out`.
 #[inline(always)]
-fn portable_add_tile<T: Element>(a_panel: &[T], b_panel: &[T], out: &mut [T], row_stride: usize) {
+fn portable_tile<T: Element>(
+    a: RowsOfA<'_, T>,
+    b: StepsOfB<'_, T>,
+    kc: usize,
+    out: &mut [T],
+    row_stride: usize,
+    write: TileWrite,
+) {
     let mut rows = [[T::zero(); PORTABLE_NR]; PORTABLE_MR];
-    for (a_step, b_step) in a_panel.chunks_exact(PORTABLE_MR).zip(b_panel.chunks_exact(PORTABLE_NR)) {
-        let b_step: [T; PORTABLE_NR] = std::array::from_fn(|c| b_step[c]);
-        for (row, &a_value) in rows.iter_mut().zip(a_step) {
+    for step in 0..kc {
+        let b_step: [T; PORTABLE_NR] = std::array::from_fn(|c| b.data[step * b.stride + c]);
+        for (r, row) in rows.iter_mut().enumerate() {
+            let a_value = match a {
+                RowsOfA::Packed(panel) => panel[step * PORTABLE_MR + r],
+                RowsOfA::Rows { data, stride } => data[r * stride + step],
+            };
             for (t, &b_value) in row.iter_mut().zip(&b_step) {
                 *t = t.plus(a_value.times(b_value));
             }
@@ -420,7 +571,7 @@ fn portable_add_tile<T: Element>(a_panel: &[T], b_panel: &[T], out: &mut [T], ro
     }
     for (out_row, row) in out.chunks_mut(row_stride).zip(&rows) {
         for (o, &t) in out_row[..PORTABLE_NR].iter_mut().zip(row) {
-            *o = o.plus(t);
+            *o = if write == TileWrite::Store { t } else { o.plus(t) };
         }
     }
 }

@@ -850,6 +850,21 @@ fn matmul_tiles_cut_by_every_edge_and_block_match_the_reference() {
 }
 
 #[test]
+fn matmul_reading_rows_in_place_matches_the_reference_at_every_edge() {
+    fn check<A: Allocator + Copy>(alloc: A) {
+        // One block deep (rows of `a` read in place): rows of `b` read in
+        // place too (narrow), or packed (wide, past a column block's first
+        // tiles), each with whole tiles and cut ones, rows and columns.
+        for (m, k, n) in [(13, 64, 64), (37, 200, 61), (37, 200, 100), (37, 256, 250), (12, 256, 300), (9, 1, 257)] {
+            check_matmul(alloc, (&large_input::<f64>(m * k, 1), &large_input::<f64>(k * n, 2), m, k, n));
+            check_matmul(alloc, (&large_input::<f32>(m * k, 3), &large_input::<f32>(k * n, 4), m, k, n));
+            check_matmul(alloc, (&large_input::<i32>(m * k, 5), &large_input::<i32>(k * n, 6), m, k, n));
+        }
+    }
+    on_one_thread(|| on_three_allocators!(check()));
+}
+
+#[test]
 fn matmul_in_a_scope_makes_no_system_allocation_once_warm() {
     let (m, k, n) = (300, 300, 300); // packing blocks of 600 KiB: large blocks
     let (a, b) = (large_input::<f64>(m * k, 1), large_input::<f64>(k * n, 2));
