@@ -270,10 +270,11 @@ mod x86 {
     //! measured faster than 12 rows on small and edge-cut products).
 
     use std::arch::x86_64::{
-        _mm256_add_pd, _mm256_add_ps, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm256_loadu_pd, _mm256_loadu_ps,
-        _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd, _mm256_setzero_ps, _mm256_storeu_pd, _mm256_storeu_ps,
-        _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd, _mm512_fmadd_ps, _mm512_loadu_pd, _mm512_loadu_ps,
-        _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps, _mm512_storeu_pd, _mm512_storeu_ps,
+        _MM_HINT_T0, _mm_prefetch, _mm256_add_pd, _mm256_add_ps, _mm256_fmadd_pd, _mm256_fmadd_ps, _mm256_loadu_pd,
+        _mm256_loadu_ps, _mm256_set1_pd, _mm256_set1_ps, _mm256_setzero_pd, _mm256_setzero_ps, _mm256_storeu_pd,
+        _mm256_storeu_ps, _mm512_add_pd, _mm512_add_ps, _mm512_fmadd_pd, _mm512_fmadd_ps, _mm512_loadu_pd,
+        _mm512_loadu_ps, _mm512_set1_pd, _mm512_set1_ps, _mm512_setzero_pd, _mm512_setzero_ps, _mm512_storeu_pd,
+        _mm512_storeu_ps,
     };
 
     /// Rows of an AVX2 tile.
@@ -368,6 +369,15 @@ mod x86 {
         (@body $kc:ident, $a:ident, $a_row:expr, $a_step:expr, $b:ident, $b_step:expr, $out:ident, $row_stride:ident,
          $store_flag:ident, $lanes:literal, $mr:expr,
          $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
+            if !$store_flag {
+                // The tile is read only after the loop: fetched meanwhile,
+                // a large output's miss costs nothing.
+                for row in 0..$mr {
+                    let line = $out.wrapping_add(row * $row_stride);
+                    _mm_prefetch::<_MM_HINT_T0>(line.cast());
+                    _mm_prefetch::<_MM_HINT_T0>(line.wrapping_add(2 * $lanes - 1).cast());
+                }
+            }
             let mut acc = [[$zero(); 2]; $mr];
             for step in 0..$kc {
                 // SAFETY: `step < kc` and `row < mr`: the value of `a` at

@@ -377,6 +377,12 @@ impl<T: Element> Panels<T> for ColumnMajor<'_, T> {
 
 /// Packs `b[rows, cols]` into `packed`: micro-panels of `nr` columns,
 /// zero-padded, panel after panel, and within a panel row after row.
+///
+/// It reads `b` row by row, each row once and in order, and writes one step
+/// into every panel: reading panel by panel instead would walk `b` down its
+/// columns, a stride of a whole row per step, which is many times slower
+/// when rows are a power of two bytes long (they all fall in the same cache
+/// sets).
 fn pack_b<T: Element>(
     b: &[T],
     n: usize,
@@ -385,37 +391,48 @@ fn pack_b<T: Element>(
     nr: usize,
     packed: &mut [T],
 ) {
-    let panels = cols.clone().step_by(nr).zip(packed.chunks_exact_mut(nr * rows.len()));
-    for (panel, destination) in panels {
-        let width = nr.min(cols.end - panel);
-        // A constant width copies each row in registers, not by a call.
-        match (width == nr, nr) {
-            (true, 8) => pack_full_rows::<T, 8>(b, n, rows.clone(), panel, destination),
-            (true, 16) => pack_full_rows::<T, 16>(b, n, rows.clone(), panel, destination),
-            (true, 32) => pack_full_rows::<T, 32>(b, n, rows.clone(), panel, destination),
-            _ => {
-                for (row, packed_row) in rows.clone().zip(destination.chunks_exact_mut(nr)) {
-                    packed_row[..width].copy_from_slice(&b[row * n + panel..][..width]);
-                    packed_row[width..].fill(T::zero());
+    // A constant width copies each step in registers, not by a call.
+    match nr {
+        8 => pack_b_steps::<T, 8>(b, n, rows, cols, packed),
+        16 => pack_b_steps::<T, 16>(b, n, rows, cols, packed),
+        32 => pack_b_steps::<T, 32>(b, n, rows, cols, packed),
+        _ => {
+            let panel_len = nr * rows.len();
+            for (step, row) in rows.enumerate() {
+                let line = &b[row * n..][cols.clone()];
+                for (panel, values) in line.chunks(nr).enumerate() {
+                    let packed_step = &mut packed[panel * panel_len + step * nr..][..nr];
+                    packed_step[..values.len()].copy_from_slice(values);
+                    packed_step[values.len()..].fill(T::zero());
                 }
             }
         }
     }
 }
 
-/// Packs the `NR` columns of `b` from `panel` on, of the rows `rows`, into
-/// `destination`, row after row.
+/// [`pack_b`] for micro-panels of `NR` columns.
 #[inline(always)]
-fn pack_full_rows<T: Element, const NR: usize>(
+fn pack_b_steps<T: Element, const NR: usize>(
     b: &[T],
     n: usize,
     rows: std::ops::Range<usize>,
-    panel: usize,
-    destination: &mut [T],
+    cols: std::ops::Range<usize>,
+    packed: &mut [T],
 ) {
-    for (row, packed_row) in rows.zip(destination.chunks_exact_mut(NR)) {
-        let packed_row: &mut [T; NR] = packed_row.try_into().expect("chunks of `NR`");
-        *packed_row = b[row * n + panel..][..NR].try_into().expect("`NR` columns");
+    let panel_len = NR * rows.len();
+    for (step, row) in rows.enumerate() {
+        let line = &b[row * n..][cols.clone()];
+        let (whole, rest) = line.as_chunks::<NR>();
+        for (panel, values) in whole.iter().enumerate() {
+            let packed_step: &mut [T; NR] =
+                (&mut packed[panel * panel_len + step * NR..][..NR]).try_into().expect("`NR` elements");
+            *packed_step = *values;
+        }
+        if !rest.is_empty() {
+            let packed_step = &mut packed[whole.len() * panel_len + step * NR..][..NR];
+            packed_step[..rest.len()].copy_from_slice(rest);
+            packed_step[rest.len()..].fill(T::zero());
+        }
     }
 }
 
