@@ -1,13 +1,18 @@
 //! The matrix product against the crates a Rust user would otherwise call:
 //! `matrixmultiply` (what ndarray's `dot` uses) and `gemm` (faer's engine).
 //!
-//! `cargo bench -p arena-benches --bench matmul` prints GFLOP/s (`2 m k n` per second), the
-//! median over interleaved rounds (each implementation once per round, so a
-//! slow period of the shared machine hits all of them), for `f64` and `f32`,
-//! on one thread and on all of rayon's threads, and the ratio of the arena
-//! kernel to `matrixmultiply`. The arena kernel packs into a scope
-//! (`matmul_into(.., s)`): no system allocation per call.
+//! `cargo bench -p arena-benches --bench matmul` prints the CPU and the
+//! kernels that run on it, then GFLOP/s (`2 m k n` per second), the median
+//! over interleaved rounds (each implementation once per round, so a slow
+//! period of the shared machine hits all of them), for `f64` and `f32`, on
+//! one thread and on all of rayon's threads, and the ratio of the arena
+//! kernel to the faster of the other two. The arena kernel packs into a
+//! scope (`matmul_into(.., s)`): no system allocation per call.
 //!
+//! `ARENA_SIMD=avx2` runs the arena's AVX2 kernels on an AVX-512 CPU. `gemm`
+//! uses its AVX-512 kernels only with the feature `gemm-nightly` (a nightly
+//! toolchain: `cargo +nightly bench -p arena-benches --bench matmul
+//! --features gemm-nightly`), otherwise AVX2 at most.
 //! `matrixmultiply` is built without its `threading` feature (as ndarray
 //! builds it), so its multi-thread column is its one-thread speed.
 //! `ARENA_MATMUL_ROUNDS` overrides the number of rounds.
@@ -152,15 +157,54 @@ fn table<T: Float>(threads: usize, rounds: usize) {
             gflops[0],
             gflops[1],
             gflops[2],
-            gflops[0] / gflops[1]
+            gflops[0] / gflops[1].max(gflops[2])
         );
     }
+}
+
+/// The CPU, and the widest instruction set each library's kernels use on it.
+fn kernels_that_run() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|line| {
+                line.strip_prefix("model name")?.split_once(':').map(|(_, name)| name.trim().to_owned())
+            })
+        })
+        .unwrap_or_else(|| "an unknown CPU".to_owned());
+    #[cfg(target_arch = "x86_64")]
+    let (avx512, avx2) =
+        (is_x86_feature_detected!("avx512f"), is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"));
+    #[cfg(not(target_arch = "x86_64"))]
+    let (avx512, avx2) = (false, false);
+    let cpu_best = if avx512 {
+        "avx512"
+    } else if avx2 {
+        "avx2"
+    } else {
+        "portable"
+    };
+    let ceiling = std::env::var("ARENA_SIMD").unwrap_or_default();
+    let arena = match ceiling.as_str() {
+        "portable" => "portable",
+        "avx2" if avx2 => "avx2",
+        "avx2" => "portable",
+        _ => cpu_best,
+    };
+    let gemm = match (cfg!(feature = "gemm-nightly"), avx512, avx2) {
+        (true, true, _) => "avx512 (feature gemm-nightly)",
+        (_, _, true) => "avx2 (its AVX-512 kernels need the feature gemm-nightly)",
+        _ => "its portable kernels",
+    };
+    format!("{cpu}; arena: {arena} (ARENA_SIMD={ceiling:?}); gemm: {gemm}; matrixmultiply: its runtime dispatch")
 }
 
 fn main() {
     let rounds = std::env::var("ARENA_MATMUL_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(11);
     let all = rayon::current_num_threads();
-    println!("GFLOP/s, median of {rounds} interleaved rounds; ratio = arena / matrixmultiply");
+    println!("{}", kernels_that_run());
+    println!();
+    println!("GFLOP/s, median of {rounds} interleaved rounds; ratio = arena / the faster of matrixmultiply and gemm");
     println!();
     println!("| type | m×k×n | threads | arena | matrixmultiply | gemm | ratio |");
     println!("|---|---|--:|--:|--:|--:|--:|");
