@@ -1,5 +1,6 @@
 //! The size classes of runs: the crate's one size-class rule, counted in
 //! chunks.
+#![forbid(unsafe_code)]
 
 use crate::mem::size_class;
 

@@ -1,4 +1,5 @@
 //! The live allocations on each counted page of a bump chunk.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

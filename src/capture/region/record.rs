@@ -1,5 +1,6 @@
 //! The record of a run: its live count, its holder, its list links and, for
 //! a bump chunk, its page counts and what its holder inherited.
+#![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
