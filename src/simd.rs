@@ -104,26 +104,29 @@ impl<T> MicroKernel<T> {
         row_stride: usize,
         write: TileWrite,
     ) {
-        // Whether `count` items `stride` apart, each `len` long, fit in `data`.
+        // Whether `count` items `stride` apart, each `len` long, fit in
+        // `data` elements; an overflow never fits.
         let fits = |count: usize, stride: usize, len: usize, data: usize| {
-            count == 0 || (count - 1).checked_mul(stride).and_then(|last| last.checked_add(len)) <= Some(data)
+            count == 0
+                || (count - 1).checked_mul(stride).and_then(|last| last.checked_add(len)).is_some_and(|end| end <= data)
         };
         let a_fits = match a {
-            RowsOfA::Packed(panel) => panel.len() == kc * self.mr && b.stride == self.nr,
+            RowsOfA::Packed(panel) => kc.checked_mul(self.mr) == Some(panel.len()) && b.stride == self.nr,
             RowsOfA::Rows { data, stride } => kc == 0 || fits(self.mr, stride, kc, data.len()),
         };
         assert!(
             a_fits
                 && fits(kc, b.stride, self.nr, b.data.len())
                 && row_stride >= self.nr
-                && out.len() >= (self.mr - 1) * row_stride + self.nr,
+                && fits(self.mr, row_stride, self.nr, out.len()),
             "micro-panels of unequal depth or a tile that does not fit"
         );
         let (out, store) = (out.as_mut_ptr(), write == TileWrite::Store);
-        // SAFETY: the lengths were checked just above (row `r < mr` of `a`
-        // ends at `r * stride + kc <= data.len()`, step `p < kc` of `b` at
-        // `p * b.stride + nr <= b.data.len()`, the last row of the tile at
-        // `(mr - 1) * row_stride + nr <= out.len()`), and `self` exists
+        // SAFETY: the lengths were checked just above, without overflow
+        // (row `r < mr` of `a` ends at `r * stride + kc <= data.len()`, step
+        // `p < kc` of `b` at `p * b.stride + nr <= b.data.len()`, the last
+        // row of the tile at `(mr - 1) * row_stride + nr <= out.len()`), so
+        // every offset the kernel computes is in bounds; and `self` exists
         // only if the CPU features of its functions were detected (see
         // `available`, the only constructor).
         unsafe {
@@ -659,5 +662,38 @@ mod tests {
         // The packed kernel reads `b` as packed: `nr` apart.
         let b = StepsOfB { data: &[0.0; 8], stride: 3 };
         NO_OP.tile(RowsOfA::Packed(&[0.0; 6]), b, 3, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn rows_of_a_whose_stride_overflows_are_refused() {
+        // Row 1 would start at `usize::MAX`, far past a 1-element slice.
+        let b = StepsOfB { data: &[0.0; 2], stride: 2 };
+        NO_OP.tile(RowsOfA::Rows { data: &[0.0; 1], stride: usize::MAX }, b, 1, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn steps_of_b_whose_stride_overflows_are_refused() {
+        // Step 1 of `b` would start at `usize::MAX`.
+        let b = StepsOfB { data: &[0.0; 2], stride: usize::MAX };
+        NO_OP.tile(RowsOfA::Rows { data: &[0.0; 4], stride: 2 }, b, 2, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn a_packed_panel_whose_depth_overflows_is_refused() {
+        // `kc * mr` wraps to 2.
+        let kc = (1usize << (usize::BITS - 1)) + 1;
+        let b = StepsOfB { data: &[0.0; 2], stride: 2 };
+        NO_OP.tile(RowsOfA::Packed(&[0.0; 2]), b, kc, &mut [0.0; 4], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn an_output_row_stride_that_overflows_is_refused() {
+        // `(mr - 1) * row_stride + nr` wraps to 0.
+        let b = StepsOfB { data: &[0.0; 2], stride: 2 };
+        NO_OP.tile(RowsOfA::Packed(&[0.0; 2]), b, 1, &mut [0.0; 4], usize::MAX - 1, TileWrite::Store);
     }
 }

@@ -517,10 +517,12 @@ fn row_block<T: Element, P: Panels<T>>(
         Some((data, stride)) => {
             let packed_a = &mut packed_a[..mr * kc];
             let first = ic + whole_panels * mr;
-            for (r, row) in packed_a.chunks_exact_mut(kc).enumerate() {
-                match first + r < ic + mc {
-                    true => row.copy_from_slice(&data[(first + r) * stride + pc..][..kc]),
-                    false => row.fill(T::zero()),
+            if first < ic + mc {
+                for (r, row) in packed_a.chunks_exact_mut(kc).enumerate() {
+                    match first + r < ic + mc {
+                        true => row.copy_from_slice(&data[(first + r) * stride + pc..][..kc]),
+                        false => row.fill(T::zero()),
+                    }
                 }
             }
             packed_a

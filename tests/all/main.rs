@@ -19,6 +19,7 @@ mod collections;
 #[path = "../common/mod.rs"]
 mod common;
 mod kernels;
+mod kernels_matmul_exact;
 #[cfg(feature = "ndarray")]
 mod kernels_ndarray;
 mod large_blocks;

@@ -64,6 +64,10 @@ impl<T: Element> Panels<T> for Strided<'_, T> {
     fn rows(&self) -> Option<(&[T], usize)> {
         self.0.to_slice().map(|data| (data, self.0.ncols()))
     }
+
+    fn columns(&self) -> Option<(&[T], usize)> {
+        self.0.t().to_slice().map(|data| (data, self.0.nrows()))
+    }
 }
 
 /// The matrix product `a · b` of two 2-D arrays (any layout), in `scope`'s
