@@ -130,7 +130,7 @@ fn measure(flops: f64, rounds: usize, forms: &mut [Form<'_>]) -> Vec<f64> {
     samples.into_iter().map(median).collect()
 }
 
-fn table<T: Float>(threads: usize, rounds: usize) {
+fn table<T: Float>(kernel: &str, threads: usize, rounds: usize) {
     for (m, k, n) in SHAPES {
         let a: Vec<T> = (0..m * k).map(T::from_index).collect();
         let b: Vec<T> = (0..k * n).map(|i| T::from_index(i * 7 + 3)).collect();
@@ -152,7 +152,7 @@ fn table<T: Float>(threads: usize, rounds: usize) {
         assert!(worst < 1e-2 * k as f64, "the arena product differs from matrixmultiply's by {worst}");
         assert_eq!(c_gemm.len(), c_arena.len());
         println!(
-            "| {} | {m}×{k}×{n} | {threads} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            "| {kernel} | {} | {m}×{k}×{n} | {threads} | {:.1} | {:.1} | {:.1} | {:.2} |",
             T::NAME,
             gflops[0],
             gflops[1],
@@ -162,8 +162,9 @@ fn table<T: Float>(threads: usize, rounds: usize) {
     }
 }
 
-/// The CPU, and the widest instruction set each library's kernels use on it.
-fn kernels_that_run() -> String {
+/// The CPU, and the widest instruction set the arena's and gemm's kernels
+/// use on it.
+fn kernels_that_run() -> (String, &'static str, &'static str) {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|info| {
@@ -196,25 +197,26 @@ fn kernels_that_run() -> String {
         (_, _, true) => "avx2 (its AVX-512 kernels need the feature gemm-nightly)",
         _ => "its portable kernels",
     };
-    format!("{cpu}; arena: {arena} (ARENA_SIMD={ceiling:?}); gemm: {gemm}; matrixmultiply: its runtime dispatch")
+    (cpu, arena, gemm)
 }
 
 fn main() {
     let rounds = std::env::var("ARENA_MATMUL_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(11);
     let all = rayon::current_num_threads();
-    println!("{}", kernels_that_run());
+    let (cpu, arena, gemm) = kernels_that_run();
+    println!("{cpu}; gemm: {gemm}; matrixmultiply: its own run-time dispatch");
     println!();
     println!("GFLOP/s, median of {rounds} interleaved rounds; ratio = arena / the faster of matrixmultiply and gemm");
     println!();
-    println!("| type | m×k×n | threads | arena | matrixmultiply | gemm | ratio |");
-    println!("|---|---|--:|--:|--:|--:|--:|");
+    println!("| arena kernel | type | m×k×n | threads | arena | matrixmultiply | gemm | ratio |");
+    println!("|---|---|---|--:|--:|--:|--:|--:|");
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
     one.install(|| {
-        table::<f64>(1, rounds);
-        table::<f32>(1, rounds);
+        table::<f64>(arena, 1, rounds);
+        table::<f32>(arena, 1, rounds);
     });
     if all > 1 {
-        table::<f64>(all, rounds);
-        table::<f32>(all, rounds);
+        table::<f64>(arena, all, rounds);
+        table::<f32>(arena, all, rounds);
     }
 }
