@@ -35,17 +35,28 @@ pub(crate) struct MicroKernel<T> {
     /// As `packed_tile`, but `a` is valid for `kc` reads at each of
     /// `a + r * a_stride` for `r < mr`, and `b` for `nr` at each of
     /// `b + p * b_stride` for `p < kc`.
-    rows_tile: unsafe fn(
-        kc: usize,
-        a: *const T,
-        a_stride: usize,
-        b: *const T,
-        b_stride: usize,
-        out: *mut T,
-        row_stride: usize,
-        store: bool,
-    ),
+    rows_tile: RowsKernel<T>,
+    /// As `rows_tile`, for a tile of [`SHORT_MR`] rows instead of `mr`.
+    short_rows_tile: RowsKernel<T>,
 }
+
+/// A tile kernel that reads rows of a row-major `a` (see
+/// [`MicroKernel::rows_tile`]).
+type RowsKernel<T> = unsafe fn(
+    kc: usize,
+    a: *const T,
+    a_stride: usize,
+    b: *const T,
+    b_stride: usize,
+    out: *mut T,
+    row_stride: usize,
+    store: bool,
+);
+
+/// The rows of a short tile ([`RowsOfA::ShortRows`]): fewer than any SIMD
+/// kernel's `mr`, and a divisor of the common matrix heights (multiples of
+/// 8) that `mr = 6` leaves a remainder of 2 or 4 on.
+pub(crate) const SHORT_MR: usize = 4;
 
 /// The `mr` rows of `a` a tile multiplies, `kc` steps each.
 #[derive(Clone, Copy)]
@@ -55,6 +66,9 @@ pub(crate) enum RowsOfA<'a, T> {
     /// Rows of a row-major matrix, `stride` elements apart, each starting
     /// at `data[r * stride]` and holding at least `kc` values.
     Rows { data: &'a [T], stride: usize },
+    /// As `Rows`, but only [`SHORT_MR`] of them, for a tile of that many
+    /// rows: the last rows of a matrix whose height is not a multiple of `mr`.
+    ShortRows { data: &'a [T], stride: usize },
 }
 
 /// The `kc` steps of `nr` columns of `b` a tile multiplies: step `p` is
@@ -110,22 +124,29 @@ impl<T> MicroKernel<T> {
             count == 0
                 || (count - 1).checked_mul(stride).and_then(|last| last.checked_add(len)).is_some_and(|end| end <= data)
         };
+        let height = match a {
+            RowsOfA::ShortRows { .. } => SHORT_MR,
+            RowsOfA::Packed(_) | RowsOfA::Rows { .. } => self.mr,
+        };
         let a_fits = match a {
             RowsOfA::Packed(panel) => kc.checked_mul(self.mr) == Some(panel.len()) && b.stride == self.nr,
-            RowsOfA::Rows { data, stride } => kc == 0 || fits(self.mr, stride, kc, data.len()),
+            RowsOfA::Rows { data, stride } | RowsOfA::ShortRows { data, stride } => {
+                kc == 0 || fits(height, stride, kc, data.len())
+            }
         };
         assert!(
             a_fits
                 && fits(kc, b.stride, self.nr, b.data.len())
                 && row_stride >= self.nr
-                && fits(self.mr, row_stride, self.nr, out.len()),
+                && fits(height, row_stride, self.nr, out.len()),
             "micro-panels of unequal depth or a tile that does not fit"
         );
         let (out, store) = (out.as_mut_ptr(), write == TileWrite::Store);
-        // SAFETY: the lengths were checked just above, without overflow
-        // (row `r < mr` of `a` ends at `r * stride + kc <= data.len()`, step
-        // `p < kc` of `b` at `p * b.stride + nr <= b.data.len()`, the last
-        // row of the tile at `(mr - 1) * row_stride + nr <= out.len()`), so
+        // SAFETY: the lengths were checked just above, without overflow,
+        // for the tile's `height` rows (row `r < height` of `a` ends at
+        // `r * stride + kc <= data.len()`, step `p < kc` of `b` at
+        // `p * b.stride + nr <= b.data.len()`, the last row of the tile at
+        // `(height - 1) * row_stride + nr <= out.len()`), so
         // every offset the kernel computes is in bounds; and `self` exists
         // only if the CPU features of its functions were detected (see
         // `available`, the only constructor).
@@ -136,6 +157,10 @@ impl<T> MicroKernel<T> {
                 }
                 RowsOfA::Rows { data, stride } => {
                     (self.rows_tile)(kc, data.as_ptr(), stride, b.data.as_ptr(), b.stride, out, row_stride, store);
+                }
+                RowsOfA::ShortRows { data, stride } => {
+                    let kernel = self.short_rows_tile;
+                    kernel(kc, data.as_ptr(), stride, b.data.as_ptr(), b.stride, out, row_stride, store);
                 }
             }
         }
@@ -220,12 +245,14 @@ impl MicroKernel<f64> {
                 nr: 16,
                 packed_tile: x86::f64_tile_avx512,
                 rows_tile: x86::f64_rows_tile_avx512,
+                short_rows_tile: x86::f64_short_rows_tile_avx512,
             }),
             (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
                 mr: x86::AVX2_MR,
                 nr: 8,
                 packed_tile: x86::f64_tile_avx2,
                 rows_tile: x86::f64_rows_tile_avx2,
+                short_rows_tile: x86::f64_short_rows_tile_avx2,
             }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
@@ -250,12 +277,14 @@ impl MicroKernel<f32> {
                 nr: 32,
                 packed_tile: x86::f32_tile_avx512,
                 rows_tile: x86::f32_rows_tile_avx512,
+                short_rows_tile: x86::f32_short_rows_tile_avx512,
             }),
             (ceiling >= Ceiling::Avx2 && x86::has_avx2_fma()).then_some(MicroKernel {
                 mr: x86::AVX2_MR,
                 nr: 16,
                 packed_tile: x86::f32_tile_avx2,
                 rows_tile: x86::f32_rows_tile_avx2,
+                short_rows_tile: x86::f32_short_rows_tile_avx2,
             }),
         ];
         #[cfg(not(target_arch = "x86_64"))]
@@ -320,7 +349,7 @@ mod x86 {
     /// reads a packed micro-panel of `a`, `$rows` reads `mr` rows of a
     /// row-major matrix.
     macro_rules! tile_kernel {
-        ($packed:ident, $rows:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
+        ($packed:ident, $rows:ident, $short_rows:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
          $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
             /// Writes (`store`) or adds the product of a packed micro-panel
             /// of `mr` rows and one of `2 * lanes` columns to the tile at `out`.
@@ -366,6 +395,26 @@ mod x86 {
                 store: bool,
             ) {
                 tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
+                    $zero, $load, $splat, $fmadd, $add, $store);
+            }
+
+            /// As the function above, for a tile of [`SHORT_MR`](super::SHORT_MR) rows.
+            ///
+            /// # Safety
+            /// As for the function above, with `SHORT_MR` for `mr`.
+            #[allow(clippy::too_many_arguments)]
+            #[target_feature(enable = $features)]
+            pub(super) unsafe fn $short_rows(
+                kc: usize,
+                a: *const $t,
+                a_stride: usize,
+                b: *const $t,
+                b_stride: usize,
+                out: *mut $t,
+                row_stride: usize,
+                store: bool,
+            ) {
+                tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, super::SHORT_MR,
                     $zero, $load, $splat, $fmadd, $add, $store);
             }
         };
@@ -417,6 +466,7 @@ mod x86 {
     tile_kernel!(
         f64_tile_avx2,
         f64_rows_tile_avx2,
+        f64_short_rows_tile_avx2,
         "avx2,fma",
         f64,
         4,
@@ -431,6 +481,7 @@ mod x86 {
     tile_kernel!(
         f32_tile_avx2,
         f32_rows_tile_avx2,
+        f32_short_rows_tile_avx2,
         "avx2,fma",
         f32,
         8,
@@ -445,6 +496,7 @@ mod x86 {
     tile_kernel!(
         f64_tile_avx512,
         f64_rows_tile_avx512,
+        f64_short_rows_tile_avx512,
         "avx512f",
         f64,
         8,
@@ -459,6 +511,7 @@ mod x86 {
     tile_kernel!(
         f32_tile_avx512,
         f32_rows_tile_avx512,
+        f32_short_rows_tile_avx512,
         "avx512f",
         f32,
         16,
@@ -474,7 +527,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ceiling, MicroKernel, RowsOfA, StepsOfB, TileWrite};
+    use super::{Ceiling, MicroKernel, RowsOfA, SHORT_MR, StepsOfB, TileWrite};
 
     /// Quotients, sums and products of values across the whole range
     /// (subnormals, infinities, NaN, signed zeros), as raw bits.
@@ -572,6 +625,12 @@ mod tests {
                         kernel.tile(a, b, kc, &mut got, row_stride, write);
                         assert_eq!(got, expected, "{mr} × {nr}, kc = {kc}, {form}, {write:?}");
                     }
+                    // A short tile: its first rows only, the others untouched.
+                    let mut expected_short = expected.clone();
+                    expected_short[SHORT_MR * row_stride..].copy_from_slice(&out[SHORT_MR * row_stride..]);
+                    let mut got = out.clone();
+                    kernel.tile(RowsOfA::ShortRows { data: &rows, stride }, strided_b, kc, &mut got, row_stride, write);
+                    assert_eq!(got, expected_short, "{mr} × {nr}, kc = {kc}, short rows, {write:?}");
                 }
             }
         }
@@ -593,6 +652,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_kernel_is_taller_than_a_short_tile() {
+        let f64_rows = MicroKernel::<f64>::available(Ceiling::Avx512).map(|kernel| kernel.mr());
+        let f32_rows = MicroKernel::<f32>::available(Ceiling::Avx512).map(|kernel| kernel.mr());
+        for mr in f64_rows.chain(f32_rows) {
+            assert!(mr > SHORT_MR, "{mr}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn short_rows_past_their_slice_are_refused() {
+        // Four rows 3 apart, two steps each, need 11 elements.
+        let b = StepsOfB { data: &[0.0; 4], stride: 2 };
+        NO_OP.tile(RowsOfA::ShortRows { data: &[0.0; 10], stride: 3 }, b, 2, &mut [0.0; 8], 2, TileWrite::Store);
     }
 
     #[test]
@@ -623,8 +699,13 @@ mod tests {
     }
 
     /// A 2 × 2 kernel that reads and writes nothing, for the checks.
-    const NO_OP: MicroKernel<f64> =
-        MicroKernel { mr: 2, nr: 2, packed_tile: |_, _, _, _, _, _| (), rows_tile: |_, _, _, _, _, _, _, _| () };
+    const NO_OP: MicroKernel<f64> = MicroKernel {
+        mr: 2,
+        nr: 2,
+        packed_tile: |_, _, _, _, _, _| (),
+        rows_tile: |_, _, _, _, _, _, _, _| (),
+        short_rows_tile: |_, _, _, _, _, _, _, _| (),
+    };
 
     #[test]
     #[should_panic(expected = "a tile that does not fit")]

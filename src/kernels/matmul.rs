@@ -26,12 +26,14 @@ use allocator_api2::vec::Vec;
 
 use super::element::Element;
 use super::output::{check_len, checked_product, vec_zeroed_in};
-use crate::simd::{MAX_TILE, MicroKernel, RowsOfA, StepsOfB, TileWrite};
+use crate::simd::{MAX_TILE, MicroKernel, RowsOfA, SHORT_MR, StepsOfB, TileWrite};
 
 /// Rows of the portable micro-tile.
 const PORTABLE_MR: usize = 4;
 /// Columns of the portable micro-tile.
 const PORTABLE_NR: usize = 4;
+// The portable tile serves short tiles too.
+const _: () = assert!(PORTABLE_MR == SHORT_MR);
 /// Length of a packed block along the shared dimension `k`.
 const KC: usize = 256;
 /// Rows of `a` packed at once: one rayon task. A multiple of every
@@ -512,10 +514,13 @@ fn row_block<T: Element, P: Panels<T>>(
     let (mr, nr) = (tiles.mr(), tiles.nr());
     let mc = out_rows.len() / n;
     let whole_panels = mc / mr;
+    // The height of the last panel's tiles when its rows are copied: a
+    // short tile if that many rows are enough.
+    let last_height = if mc % mr <= SHORT_MR && mr > SHORT_MR { SHORT_MR } else { mr };
     let packed_a = match rows_of_a {
         // Only the last panel, if it is cut short, is copied: as rows.
         Some((data, stride)) => {
-            let packed_a = &mut packed_a[..mr * kc];
+            let packed_a = &mut packed_a[..last_height * kc];
             let first = ic + whole_panels * mr;
             if first < ic + mc {
                 for (r, row) in packed_a.chunks_exact_mut(kc).enumerate() {
@@ -533,10 +538,11 @@ fn row_block<T: Element, P: Panels<T>>(
             packed_a
         }
     };
-    let rows_of_a = |ir: usize| match rows_of_a {
+    let panel_of_a = |ir: usize| match rows_of_a {
         Some((data, stride)) if ir < whole_panels => {
             RowsOfA::Rows { data: &data[(ic + ir * mr) * stride + pc..], stride }
         }
+        Some(_) if last_height < mr => RowsOfA::ShortRows { data: &packed_a[..], stride: kc },
         Some(_) => RowsOfA::Rows { data: &packed_a[..], stride: kc },
         None => RowsOfA::Packed(&packed_a[ir * mr * kc..][..mr * kc]),
     };
@@ -547,14 +553,15 @@ fn row_block<T: Element, P: Panels<T>>(
         let b = block.steps_of_b(jr, nr);
         for ir in 0..mc.div_ceil(mr) {
             let rows = mr.min(mc - ir * mr);
+            let height = if rows_of_a.is_some() && ir == whole_panels { last_height } else { mr };
             let start = ir * mr * n + col;
-            if rows == mr && cols == nr {
-                tiles.tile(rows_of_a(ir), b, kc, &mut out_rows[start..], n, write);
+            if rows == height && cols == nr {
+                tiles.tile(panel_of_a(ir), b, kc, &mut out_rows[start..], n, write);
                 continue;
             }
             // A tile cut by the matrix's edge: computed aside, written in part.
-            let edge = &mut edge[..mr * nr];
-            tiles.tile(rows_of_a(ir), b, kc, edge, nr, TileWrite::Store);
+            let edge = &mut edge[..height * nr];
+            tiles.tile(panel_of_a(ir), b, kc, edge, nr, TileWrite::Store);
             for (out_row, edge_row) in out_rows[start..].chunks_mut(n).zip(edge.chunks_exact(nr)).take(rows) {
                 for (o, &t) in out_row[..cols].iter_mut().zip(edge_row) {
                     *o = if write == TileWrite::Store { t } else { o.plus(t) };
@@ -581,7 +588,7 @@ fn portable_tile<T: Element>(
         for (r, row) in rows.iter_mut().enumerate() {
             let a_value = match a {
                 RowsOfA::Packed(panel) => panel[step * PORTABLE_MR + r],
-                RowsOfA::Rows { data, stride } => data[r * stride + step],
+                RowsOfA::Rows { data, stride } | RowsOfA::ShortRows { data, stride } => data[r * stride + step],
             };
             for (t, &b_value) in row.iter_mut().zip(&b_step) {
                 *t = t.plus(a_value.times(b_value));
