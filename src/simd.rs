@@ -32,9 +32,10 @@ pub(crate) struct MicroKernel<T> {
     /// `out + r * row_stride` for `r < mr`, and the CPU has the features
     /// the function was compiled for.
     packed_tile: unsafe fn(kc: usize, a: *const T, b: *const T, out: *mut T, row_stride: usize, store: bool),
-    /// As `packed_tile`, but `a` is valid for `kc` reads at each of
-    /// `a + r * a_stride` for `r < mr`, and `b` for `nr` at each of
-    /// `b + p * b_stride` for `p < kc`.
+    /// As `packed_tile`, but for `panels` tiles stacked: `a` is valid for
+    /// `kc` reads at each of `a + r * a_stride` for `r < panels * mr`, `b`
+    /// for `nr` at each of `b + p * b_stride` for `p < kc`, and `out` for
+    /// `nr` at each of `out + r * row_stride` for `r < panels * mr`.
     rows_tile: RowsKernel<T>,
     /// As `rows_tile`, for a tile of [`SHORT_MR`] rows instead of `mr`.
     short_rows_tile: RowsKernel<T>,
@@ -46,6 +47,7 @@ type RowsKernel<T> = unsafe fn(
     kc: usize,
     a: *const T,
     a_stride: usize,
+    panels: usize,
     b: *const T,
     b_stride: usize,
     out: *mut T,
@@ -69,6 +71,10 @@ pub(crate) enum RowsOfA<'a, T> {
     /// As `Rows`, but only [`SHORT_MR`] of them, for a tile of that many
     /// rows: the last rows of a matrix whose height is not a multiple of `mr`.
     ShortRows { data: &'a [T], stride: usize },
+    /// As `Rows`, `panels * mr` of them, for `panels` tiles stacked: tile
+    /// `p` multiplies rows `p * mr..` and writes the output's rows `p * mr..`,
+    /// in one call.
+    Panels { data: &'a [T], stride: usize, panels: usize },
 }
 
 /// The `kc` steps of `nr` columns of `b` a tile multiplies: step `p` is
@@ -126,12 +132,15 @@ impl<T> MicroKernel<T> {
         };
         let height = match a {
             RowsOfA::ShortRows { .. } => SHORT_MR,
+            RowsOfA::Panels { panels, .. } => self.mr.saturating_mul(panels),
             RowsOfA::Packed(_) | RowsOfA::Rows { .. } => self.mr,
         };
         let a_fits = match a {
             RowsOfA::Packed(panel) => kc.checked_mul(self.mr) == Some(panel.len()) && b.stride == self.nr,
-            RowsOfA::Rows { data, stride } | RowsOfA::ShortRows { data, stride } => {
-                kc == 0 || fits(height, stride, kc, data.len())
+            RowsOfA::Rows { data, stride }
+            | RowsOfA::ShortRows { data, stride }
+            | RowsOfA::Panels { data, stride, .. } => {
+                height < usize::MAX && (kc == 0 || fits(height, stride, kc, data.len()))
             }
         };
         assert!(
@@ -156,11 +165,15 @@ impl<T> MicroKernel<T> {
                     (self.packed_tile)(kc, panel.as_ptr(), b.data.as_ptr(), out, row_stride, store);
                 }
                 RowsOfA::Rows { data, stride } => {
-                    (self.rows_tile)(kc, data.as_ptr(), stride, b.data.as_ptr(), b.stride, out, row_stride, store);
+                    (self.rows_tile)(kc, data.as_ptr(), stride, 1, b.data.as_ptr(), b.stride, out, row_stride, store);
+                }
+                RowsOfA::Panels { data, stride, panels } => {
+                    let kernel = self.rows_tile;
+                    kernel(kc, data.as_ptr(), stride, panels, b.data.as_ptr(), b.stride, out, row_stride, store);
                 }
                 RowsOfA::ShortRows { data, stride } => {
                     let kernel = self.short_rows_tile;
-                    kernel(kc, data.as_ptr(), stride, b.data.as_ptr(), b.stride, out, row_stride, store);
+                    kernel(kc, data.as_ptr(), stride, 1, b.data.as_ptr(), b.stride, out, row_stride, store);
                 }
             }
         }
@@ -372,30 +385,38 @@ mod x86 {
                     $zero, $load, $splat, $fmadd, $add, $store);
             }
 
-            /// Writes (`store`) or adds the product of `mr` rows of a
-            /// row-major matrix, `a_stride` elements apart, and `kc` rows of
-            /// `2 * lanes` columns, `b_stride` apart, to the tile at `out`.
+            /// Writes (`store`) or adds the products of `panels` blocks of
+            /// `mr` rows of a row-major matrix, `a_stride` elements apart,
+            /// and `kc` rows of `2 * lanes` columns, `b_stride` apart, to the
+            /// `panels` tiles stacked at `out`.
             ///
             /// # Safety
             /// `a` is valid for `kc` reads at each of `a + r * a_stride` for
-            /// `r < mr`, `b` for `2 * lanes` at each of `b + p * b_stride` for
-            /// `p < kc`, `out` for reads and writes of `2 * lanes` elements at
-            /// each of `out + r * row_stride` for `r < mr`, and the CPU has
-            /// the features named in `target_feature`.
+            /// `r < panels * mr`, `b` for `2 * lanes` at each of
+            /// `b + p * b_stride` for `p < kc`, `out` for reads and writes of
+            /// `2 * lanes` elements at each of `out + r * row_stride` for
+            /// `r < panels * mr`, and the CPU has the features named in
+            /// `target_feature`.
             #[allow(clippy::too_many_arguments)]
             #[target_feature(enable = $features)]
             pub(super) unsafe fn $rows(
                 kc: usize,
                 a: *const $t,
                 a_stride: usize,
+                panels: usize,
                 b: *const $t,
                 b_stride: usize,
                 out: *mut $t,
                 row_stride: usize,
                 store: bool,
             ) {
-                tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
-                    $zero, $load, $splat, $fmadd, $add, $store);
+                for panel in 0..panels {
+                    // SAFETY: `panel < panels`: the tile's `mr` rows of `a`
+                    // and of the output lie within theirs (contract).
+                    let (a, out) = unsafe { (a.add(panel * $mr * a_stride), out.add(panel * $mr * row_stride)) };
+                    tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
+                        $zero, $load, $splat, $fmadd, $add, $store);
+                }
             }
 
             /// As the function above, for a tile of [`SHORT_MR`](super::SHORT_MR) rows.
@@ -408,14 +429,21 @@ mod x86 {
                 kc: usize,
                 a: *const $t,
                 a_stride: usize,
+                panels: usize,
                 b: *const $t,
                 b_stride: usize,
                 out: *mut $t,
                 row_stride: usize,
                 store: bool,
             ) {
-                tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, super::SHORT_MR,
-                    $zero, $load, $splat, $fmadd, $add, $store);
+                for panel in 0..panels {
+                    let (a_rows, out_rows) = (panel * super::SHORT_MR * a_stride, panel * super::SHORT_MR * row_stride);
+                    // SAFETY: `panel < panels`: the tile's `SHORT_MR` rows of
+                    // `a` and of the output lie within theirs (contract).
+                    let (a, out) = unsafe { (a.add(a_rows), out.add(out_rows)) };
+                    tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, super::SHORT_MR,
+                        $zero, $load, $splat, $fmadd, $add, $store);
+                }
             }
         };
         (@body $kc:ident, $a:ident, $a_row:expr, $a_step:expr, $b:ident, $b_step:expr, $out:ident, $row_stride:ident,
@@ -655,6 +683,51 @@ mod tests {
     }
 
     #[test]
+    fn stacked_panels_equal_their_tiles_one_by_one() {
+        for kernel in MicroKernel::<f64>::available(Ceiling::Avx512) {
+            let (mr, nr, kc, panels) = (kernel.mr(), kernel.nr(), 19, 3);
+            let stride = kc + 2;
+            let a: Vec<f64> = (0..panels * mr * stride).map(|i| (i % 11) as f64 * 0.3 - 1.5).collect();
+            let b: Vec<f64> = (0..kc * nr).map(|i| (i % 5) as f64 * 0.7 + 0.25).collect();
+            let row_stride = nr + 1;
+            let out: Vec<f64> = (0..panels * mr * row_stride).map(|i| i as f64).collect();
+            for write in [TileWrite::Add, TileWrite::Store] {
+                let steps = StepsOfB { data: &b, stride: nr };
+                let mut one_by_one = out.clone();
+                for panel in 0..panels {
+                    let rows = RowsOfA::Rows { data: &a[panel * mr * stride..], stride };
+                    kernel.tile(rows, steps, kc, &mut one_by_one[panel * mr * row_stride..], row_stride, write);
+                }
+                let mut stacked = out.clone();
+                kernel.tile(RowsOfA::Panels { data: &a, stride, panels }, steps, kc, &mut stacked, row_stride, write);
+                assert_eq!(stacked, one_by_one, "{mr} × {nr}, {write:?}");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn stacked_panels_past_the_output_are_refused() {
+        // Two panels of two rows 2 apart need 8 elements of output.
+        let (a, b) = ([0.0; 4], StepsOfB { data: &[0.0; 2], stride: 2 });
+        NO_OP.tile(RowsOfA::Panels { data: &a, stride: 1, panels: 2 }, b, 1, &mut [0.0; 7], 2, TileWrite::Store);
+    }
+
+    #[test]
+    #[should_panic(expected = "a tile that does not fit")]
+    fn stacked_panels_whose_height_overflows_are_refused() {
+        let (a, b) = ([0.0; 4], StepsOfB { data: &[0.0; 2], stride: 2 });
+        NO_OP.tile(
+            RowsOfA::Panels { data: &a, stride: 0, panels: usize::MAX },
+            b,
+            1,
+            &mut [0.0; 8],
+            2,
+            TileWrite::Store,
+        );
+    }
+
+    #[test]
     fn every_kernel_is_taller_than_a_short_tile() {
         let f64_rows = MicroKernel::<f64>::available(Ceiling::Avx512).map(|kernel| kernel.mr());
         let f32_rows = MicroKernel::<f32>::available(Ceiling::Avx512).map(|kernel| kernel.mr());
@@ -703,8 +776,8 @@ mod tests {
         mr: 2,
         nr: 2,
         packed_tile: |_, _, _, _, _, _| (),
-        rows_tile: |_, _, _, _, _, _, _, _| (),
-        short_rows_tile: |_, _, _, _, _, _, _, _| (),
+        rows_tile: |_, _, _, _, _, _, _, _, _| (),
+        short_rows_tile: |_, _, _, _, _, _, _, _, _| (),
     };
 
     #[test]

@@ -199,9 +199,15 @@ impl<T: Element> Tiles<T> {
         row_stride: usize,
         write: TileWrite,
     ) {
-        match self {
-            Tiles::Simd(kernel) => kernel.tile(a, b, kc, out, row_stride, write),
-            Tiles::Portable => portable_tile(a, b, kc, out, row_stride, write),
+        match (self, a) {
+            (Tiles::Simd(kernel), _) => kernel.tile(a, b, kc, out, row_stride, write),
+            (Tiles::Portable, RowsOfA::Panels { data, stride, panels }) => {
+                for panel in 0..panels {
+                    let (a, rows) = (&data[panel * PORTABLE_MR * stride..], panel * PORTABLE_MR * row_stride);
+                    portable_tile(RowsOfA::Rows { data: a, stride }, b, kc, &mut out[rows..], row_stride, write);
+                }
+            }
+            (Tiles::Portable, _) => portable_tile(a, b, kc, out, row_stride, write),
         }
     }
 }
@@ -551,7 +557,17 @@ fn row_block<T: Element, P: Panels<T>>(
         let col = jc + jr * nr;
         let cols = nr.min(jc + nc - col);
         let b = block.steps_of_b(jr, nr);
-        for ir in 0..mc.div_ceil(mr) {
+        // The whole panels of rows read in place: one call for all.
+        let mut first_panel = 0;
+        if let Some((data, stride)) = rows_of_a
+            && cols == nr
+            && whole_panels > 0
+        {
+            let panels = RowsOfA::Panels { data: &data[ic * stride + pc..], stride, panels: whole_panels };
+            tiles.tile(panels, b, kc, &mut out_rows[col..], n, write);
+            first_panel = whole_panels;
+        }
+        for ir in first_panel..mc.div_ceil(mr) {
             let rows = mr.min(mc - ir * mr);
             let height = if rows_of_a.is_some() && ir == whole_panels { last_height } else { mr };
             let start = ir * mr * n + col;
@@ -588,7 +604,9 @@ fn portable_tile<T: Element>(
         for (r, row) in rows.iter_mut().enumerate() {
             let a_value = match a {
                 RowsOfA::Packed(panel) => panel[step * PORTABLE_MR + r],
-                RowsOfA::Rows { data, stride } | RowsOfA::ShortRows { data, stride } => data[r * stride + step],
+                RowsOfA::Rows { data, stride }
+                | RowsOfA::ShortRows { data, stride }
+                | RowsOfA::Panels { data, stride, .. } => data[r * stride + step],
             };
             for (t, &b_value) in row.iter_mut().zip(&b_step) {
                 *t = t.plus(a_value.times(b_value));
