@@ -31,7 +31,10 @@ pub(crate) struct MicroKernel<T> {
     /// `kc * nr`, `out` for reads and writes of `nr` elements at each of
     /// `out + r * row_stride` for `r < mr`, and the CPU has the features
     /// the function was compiled for.
-    packed_tile: unsafe fn(kc: usize, a: *const T, b: *const T, out: *mut T, row_stride: usize, store: bool),
+    /// With `panels` micro-panels of `a` one after another, it writes the
+    /// `panels` tiles stacked below `out`.
+    packed_tile:
+        unsafe fn(kc: usize, a: *const T, panels: usize, b: *const T, out: *mut T, row_stride: usize, store: bool),
     /// As `packed_tile`, but for `panels` tiles stacked: `a` is valid for
     /// `kc` reads at each of `a + r * a_stride` for `r < panels * mr`, `b`
     /// for `nr` at each of `b + p * b_stride` for `p < kc`, and `out` for
@@ -65,6 +68,9 @@ pub(crate) const SHORT_MR: usize = 4;
 pub(crate) enum RowsOfA<'a, T> {
     /// A packed micro-panel: step after step, `mr` values each.
     Packed(&'a [T]),
+    /// `panels` packed micro-panels one after another, for `panels` tiles
+    /// stacked (as `Panels`).
+    PackedPanels { data: &'a [T], panels: usize },
     /// Rows of a row-major matrix, `stride` elements apart, each starting
     /// at `data[r * stride]` and holding at least `kc` values.
     Rows { data: &'a [T], stride: usize },
@@ -132,11 +138,13 @@ impl<T> MicroKernel<T> {
         };
         let height = match a {
             RowsOfA::ShortRows { .. } => SHORT_MR,
-            RowsOfA::Panels { panels, .. } => self.mr.saturating_mul(panels),
+            RowsOfA::Panels { panels, .. } | RowsOfA::PackedPanels { panels, .. } => self.mr.saturating_mul(panels),
             RowsOfA::Packed(_) | RowsOfA::Rows { .. } => self.mr,
         };
         let a_fits = match a {
-            RowsOfA::Packed(panel) => kc.checked_mul(self.mr) == Some(panel.len()) && b.stride == self.nr,
+            RowsOfA::Packed(data) | RowsOfA::PackedPanels { data, .. } => {
+                height < usize::MAX && kc.checked_mul(height) == Some(data.len()) && b.stride == self.nr
+            }
             RowsOfA::Rows { data, stride }
             | RowsOfA::ShortRows { data, stride }
             | RowsOfA::Panels { data, stride, .. } => {
@@ -162,7 +170,10 @@ impl<T> MicroKernel<T> {
         unsafe {
             match a {
                 RowsOfA::Packed(panel) => {
-                    (self.packed_tile)(kc, panel.as_ptr(), b.data.as_ptr(), out, row_stride, store);
+                    (self.packed_tile)(kc, panel.as_ptr(), 1, b.data.as_ptr(), out, row_stride, store);
+                }
+                RowsOfA::PackedPanels { data, panels } => {
+                    (self.packed_tile)(kc, data.as_ptr(), panels, b.data.as_ptr(), out, row_stride, store);
                 }
                 RowsOfA::Rows { data, stride } => {
                     (self.rows_tile)(kc, data.as_ptr(), stride, 1, b.data.as_ptr(), b.stride, out, row_stride, store);
@@ -364,25 +375,34 @@ mod x86 {
     macro_rules! tile_kernel {
         ($packed:ident, $rows:ident, $short_rows:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
          $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
-            /// Writes (`store`) or adds the product of a packed micro-panel
-            /// of `mr` rows and one of `2 * lanes` columns to the tile at `out`.
+            /// Writes (`store`) or adds the products of `panels` packed
+            /// micro-panels of `mr` rows, one after another, and one of
+            /// `2 * lanes` columns to the `panels` tiles stacked at `out`.
             ///
             /// # Safety
-            /// `a` is valid for `kc * mr` reads, `b` for `kc * 2 * lanes`,
-            /// `out` for reads and writes of `2 * lanes` elements at each of
-            /// `out + r * row_stride` for `r < mr`, and the CPU has the
-            /// features named in `target_feature`.
+            /// `a` is valid for `panels * kc * mr` reads, `b` for
+            /// `kc * 2 * lanes`, `out` for reads and writes of `2 * lanes`
+            /// elements at each of `out + r * row_stride` for
+            /// `r < panels * mr`, and the CPU has the features named in
+            /// `target_feature`.
             #[target_feature(enable = $features)]
             pub(super) unsafe fn $packed(
                 kc: usize,
                 a: *const $t,
+                panels: usize,
                 b: *const $t,
                 out: *mut $t,
                 row_stride: usize,
                 store: bool,
             ) {
-                tile_kernel!(@body kc, a, 1, $mr, b, 2 * $lanes, out, row_stride, store, $lanes, $mr,
-                    $zero, $load, $splat, $fmadd, $add, $store);
+                for panel in 0..panels {
+                    let (a_panel, out_rows) = (panel * $mr * kc, panel * $mr * row_stride);
+                    // SAFETY: `panel < panels`: its micro-panel of `a` and
+                    // the tile's rows of the output lie within theirs (contract).
+                    let (a, out) = unsafe { (a.add(a_panel), out.add(out_rows)) };
+                    tile_kernel!(@body kc, a, 1, $mr, b, 2 * $lanes, out, row_stride, store, $lanes, $mr,
+                        $zero, $load, $splat, $fmadd, $add, $store);
+                }
             }
 
             /// Writes (`store`) or adds the products of `panels` blocks of
@@ -701,6 +721,23 @@ mod tests {
                 let mut stacked = out.clone();
                 kernel.tile(RowsOfA::Panels { data: &a, stride, panels }, steps, kc, &mut stacked, row_stride, write);
                 assert_eq!(stacked, one_by_one, "{mr} × {nr}, {write:?}");
+                // The same rows packed, panel after panel, step after step.
+                let packed: Vec<f64> = (0..panels * kc * mr)
+                    .map(|i| {
+                        let (panel, step, row) = (i / (kc * mr), i % (kc * mr) / mr, i % mr);
+                        a[(panel * mr + row) * stride + step]
+                    })
+                    .collect();
+                let mut stacked = out.clone();
+                kernel.tile(
+                    RowsOfA::PackedPanels { data: &packed, panels },
+                    steps,
+                    kc,
+                    &mut stacked,
+                    row_stride,
+                    write,
+                );
+                assert_eq!(stacked, one_by_one, "{mr} × {nr}, packed, {write:?}");
             }
         }
     }
@@ -775,7 +812,7 @@ mod tests {
     const NO_OP: MicroKernel<f64> = MicroKernel {
         mr: 2,
         nr: 2,
-        packed_tile: |_, _, _, _, _, _| (),
+        packed_tile: |_, _, _, _, _, _, _| (),
         rows_tile: |_, _, _, _, _, _, _, _, _| (),
         short_rows_tile: |_, _, _, _, _, _, _, _, _| (),
     };

@@ -207,6 +207,13 @@ impl<T: Element> Tiles<T> {
                     portable_tile(RowsOfA::Rows { data: a, stride }, b, kc, &mut out[rows..], row_stride, write);
                 }
             }
+            (Tiles::Portable, RowsOfA::PackedPanels { data, panels }) => {
+                for panel in 0..panels {
+                    let (a, rows) =
+                        (&data[panel * PORTABLE_MR * kc..][..PORTABLE_MR * kc], panel * PORTABLE_MR * row_stride);
+                    portable_tile(RowsOfA::Packed(a), b, kc, &mut out[rows..], row_stride, write);
+                }
+            }
             (Tiles::Portable, _) => portable_tile(a, b, kc, out, row_stride, write),
         }
     }
@@ -557,13 +564,15 @@ fn row_block<T: Element, P: Panels<T>>(
         let col = jc + jr * nr;
         let cols = nr.min(jc + nc - col);
         let b = block.steps_of_b(jr, nr);
-        // The whole panels of rows read in place: one call for all.
+        // The whole panels of a column of tiles: one call for all.
         let mut first_panel = 0;
-        if let Some((data, stride)) = rows_of_a
-            && cols == nr
-            && whole_panels > 0
-        {
-            let panels = RowsOfA::Panels { data: &data[ic * stride + pc..], stride, panels: whole_panels };
+        if cols == nr && whole_panels > 0 {
+            let panels = match rows_of_a {
+                Some((data, stride)) => {
+                    RowsOfA::Panels { data: &data[ic * stride + pc..], stride, panels: whole_panels }
+                }
+                None => RowsOfA::PackedPanels { data: &packed_a[..whole_panels * mr * kc], panels: whole_panels },
+            };
             tiles.tile(panels, b, kc, &mut out_rows[col..], n, write);
             first_panel = whole_panels;
         }
@@ -603,7 +612,7 @@ fn portable_tile<T: Element>(
         let b_step: [T; PORTABLE_NR] = std::array::from_fn(|c| b.data[step * b.stride + c]);
         for (r, row) in rows.iter_mut().enumerate() {
             let a_value = match a {
-                RowsOfA::Packed(panel) => panel[step * PORTABLE_MR + r],
+                RowsOfA::Packed(panel) | RowsOfA::PackedPanels { data: panel, .. } => panel[step * PORTABLE_MR + r],
                 RowsOfA::Rows { data, stride }
                 | RowsOfA::ShortRows { data, stride }
                 | RowsOfA::Panels { data, stride, .. } => data[r * stride + step],
