@@ -431,9 +431,12 @@ mod x86 {
                 store: bool,
             ) {
                 for panel in 0..panels {
-                    // SAFETY: `panel < panels`: the tile's `mr` rows of `a`
-                    // and of the output lie within theirs (contract).
-                    let (a, out) = unsafe { (a.add(panel * $mr * a_stride), out.add(panel * $mr * row_stride)) };
+                    // Wrapping: with no steps (`kc == 0`) nothing of `a` is
+                    // read, and its rows need not lie in it.
+                    let a = a.wrapping_add(panel.wrapping_mul($mr).wrapping_mul(a_stride));
+                    // SAFETY: `panel < panels`: the tile's rows of the output
+                    // lie within it (contract).
+                    let out = unsafe { out.add(panel * $mr * row_stride) };
                     tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
                         $zero, $load, $splat, $fmadd, $add, $store);
                 }
@@ -457,10 +460,11 @@ mod x86 {
                 store: bool,
             ) {
                 for panel in 0..panels {
-                    let (a_rows, out_rows) = (panel * super::SHORT_MR * a_stride, panel * super::SHORT_MR * row_stride);
-                    // SAFETY: `panel < panels`: the tile's `SHORT_MR` rows of
-                    // `a` and of the output lie within theirs (contract).
-                    let (a, out) = unsafe { (a.add(a_rows), out.add(out_rows)) };
+                    // Wrapping: as above.
+                    let a = a.wrapping_add(panel.wrapping_mul(super::SHORT_MR).wrapping_mul(a_stride));
+                    // SAFETY: `panel < panels`: the tile's rows of the output
+                    // lie within it (contract).
+                    let out = unsafe { out.add(panel * super::SHORT_MR * row_stride) };
                     tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, super::SHORT_MR,
                         $zero, $load, $splat, $fmadd, $add, $store);
                 }
@@ -738,6 +742,21 @@ mod tests {
                     write,
                 );
                 assert_eq!(stacked, one_by_one, "{mr} × {nr}, packed, {write:?}");
+            }
+        }
+    }
+
+    /// With no steps, stacked rows of `a` are never read: they may lie past
+    /// its slice (Miri checks the kernel's pointer arithmetic).
+    #[test]
+    fn stacked_panels_without_steps_read_nothing_of_a() {
+        for kernel in MicroKernel::<f64>::available(Ceiling::Avx512) {
+            let (mr, nr) = (kernel.mr(), kernel.nr());
+            let b = StepsOfB { data: &[], stride: nr };
+            for (data, stride) in [(&[1.0][..], 1000), (&[][..], usize::MAX)] {
+                let mut out = vec![f64::NAN; 3 * mr * nr];
+                kernel.tile(RowsOfA::Panels { data, stride, panels: 3 }, b, 0, &mut out, nr, TileWrite::Store);
+                assert!(out.iter().all(|&value| value == 0.0), "{mr} × {nr}: an empty product is zero");
             }
         }
     }
