@@ -193,6 +193,24 @@ where
     crate::uninit::collect_once(out, x.len(), chunking(x.len()), |r| x[r].iter().map(|&v| f(v)))
 }
 
+/// A new vector in `alloc` of `f(x[i], c)`, each element written once. The
+/// constant is moved into each task's loop, where it stays in a register:
+/// captured by a closure behind a reference instead, it is read again after
+/// every store (the store might have changed it, as far as the compiler knows).
+#[inline]
+#[track_caller]
+pub(crate) fn collect_with_constant_in<X, C, U, F, A>(kernel: &str, x: &[X], c: C, f: &F, alloc: A) -> Vec<U, A>
+where
+    X: Copy + Sync,
+    C: Copy + Sync,
+    U: Send,
+    F: Fn(X, C) -> U + Sync,
+    A: Allocator,
+{
+    let out = vec_with_capacity_in(kernel, x.len(), alloc);
+    crate::uninit::collect_once(out, x.len(), chunking(x.len()), |r| x[r].iter().map(move |&v| f(v, c)))
+}
+
 /// A new vector in `alloc` of `f(x[i], y[i])`, each element written once.
 /// The lengths are equal (checked by the caller).
 #[inline]

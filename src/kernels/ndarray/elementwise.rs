@@ -416,10 +416,11 @@ where
         // A scalar (or any operand broadcast from one element) with a whole
         // array: the slice kernels' loop, parallel when long.
         (Some((xs, x_f)), _, _, Some(v)) => {
-            output_view(crate::kernels::parallel::collect_unary_in(kernel, xs, &|u| op(u, v), scope), dim, x_f)
+            output_view(crate::kernels::parallel::collect_with_constant_in(kernel, xs, v, &op, scope), dim, x_f)
         }
         (_, Some((ys, y_f)), Some(u), _) => {
-            output_view(crate::kernels::parallel::collect_unary_in(kernel, ys, &|v| op(u, v), scope), dim, y_f)
+            let flipped = |v, u| op(u, v);
+            output_view(crate::kernels::parallel::collect_with_constant_in(kernel, ys, u, &flipped, scope), dim, y_f)
         }
         _ => zip_lanes(kernel, scope, x, y, &op),
     }
