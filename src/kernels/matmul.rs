@@ -1,7 +1,7 @@
 //! `matmul`: blocked, packed matrix product of row-major matrices.
 //!
 //! The loops follow the BLIS layout. For each block of about [`NC`] columns
-//! of `b` and [`KC`] of the shared dimension, that block of `b` is packed
+//! of `b` and [`kc`] of the shared dimension, that block of `b` is packed
 //! into micro-panels of `nr` columns (one buffer, from the allocator the
 //! caller gives). Then each block of [`MC`] rows of `a` is packed into
 //! micro-panels of `mr` rows and multiplied, micro-tile by micro-tile, into
@@ -34,13 +34,25 @@ const PORTABLE_MR: usize = 4;
 const PORTABLE_NR: usize = 4;
 // The portable tile serves short tiles too.
 const _: () = assert!(PORTABLE_MR == SHORT_MR);
-/// Length of a packed block along the shared dimension `k`.
-const KC: usize = 256;
+/// Bytes of a row of a block of `a` (the block's length along the shared
+/// dimension `k`, [`kc`]): with [`MC`] rows, a block of `a` is 384 KiB,
+/// which stays in half of an L2 cache of 1 MiB (AMD Zen 4; Intel's AVX-512
+/// server cores have 1 to 2 MiB) while the tiles stream `b`'s micro-panels
+/// past it; the longer the block, the fewer passes over the output. Measured
+/// with `benches/matmul.rs` on Zen 4 (f64: 256, 512, 1024 deep; f32: 512,
+/// 1024): the rule picks the fastest for both.
+const KC_BYTES: usize = 4096;
 /// Rows of `a` packed at once: one rayon task. A multiple of every
 /// micro-tile's row count (4, 6, 8).
 const MC: usize = 96;
 /// Columns of `b` packed at once, rounded down to whole micro-panels.
 const NC: usize = 1024;
+
+/// The length of a block along the shared dimension for elements of `T`:
+/// 512 for `f64`, 1024 for `f32`.
+const fn kc<T>() -> usize {
+    KC_BYTES / if size_of::<T>() == 0 { 1 } else { size_of::<T>() }
+}
 
 /// Whether the tiles read the rows of a `b` of `n` columns where they are
 /// (when the depth is one block), given the bytes of a step of a tile's
@@ -63,7 +75,8 @@ pub const MATMUL_PARALLEL_THRESHOLD: usize = 1 << 18;
 /// returning.
 ///
 /// For floats, each output element is the sum of its `k` products added in
-/// order (blocks of 256 at a time); on a CPU with AVX2 and FMA each product
+/// order (in blocks of 4096 bytes of `T`: 512 products for `f64`, 1024 for
+/// `f32`, each block summed from zero and then added); on a CPU with AVX2 and FMA each product
 /// is fused into the running sum (one rounding, as BLAS does), elsewhere it
 /// is rounded first. Integers wrap.
 /// Large products run in parallel (see [`MATMUL_PARALLEL_THRESHOLD`]) with
@@ -246,13 +259,14 @@ fn multiply<T: Element, A: Allocator>(
     let parallel =
         crate::fork_join::PARALLEL && m > MC && m.saturating_mul(k).saturating_mul(n) >= MATMUL_PARALLEL_THRESHOLD;
     // When the whole depth is one block, the tiles read `a`'s rows where
-    // they are (at most `KC` apart) instead of a packed copy, and `b`'s
+    // they are (at most `kc_max` apart) instead of a packed copy, and `b`'s
     // rows too when they are short: only a panel cut short by the matrix's
     // edge is copied, padded with zeros.
-    let rows_of_a = if k <= KC { a.rows() } else { None };
+    let kc_max = kc::<T>();
+    let rows_of_a = if k <= kc_max { a.rows() } else { None };
     let rows_of_b = if rows_of_a.is_some() && direct_b(n, nr * size_of::<T>()) { b_t.columns() } else { None };
-    let a_panel_len = if rows_of_a.is_some() { mr * k } else { m.min(MC).next_multiple_of(mr) * k.min(KC) };
-    let b_panel_len = if rows_of_b.is_some() { k * nr } else { k.min(KC) * n.min(nc_step).next_multiple_of(nr) };
+    let a_panel_len = if rows_of_a.is_some() { mr * k } else { m.min(MC).next_multiple_of(mr) * k.min(kc_max) };
+    let b_panel_len = if rows_of_b.is_some() { k * nr } else { k.min(kc_max) * n.min(nc_step).next_multiple_of(nr) };
     // At most `m * n`, which `out` holds: no overflow.
     let block_len = m.min(MC) * n;
     // Zeroed once (a `memset`, or nothing for fresh pages), then packed
@@ -262,8 +276,8 @@ fn multiply<T: Element, A: Allocator>(
     let mut packed_a = vec_zeroed_in(kernel, if parallel { 0 } else { a_panel_len }, &scratch);
     for jc in (0..n).step_by(nc_step) {
         let nc = nc_step.min(n - jc);
-        for pc in (0..k).step_by(KC) {
-            let kc = KC.min(k - pc);
+        for pc in (0..k).step_by(kc_max) {
+            let kc = kc_max.min(k - pc);
             let packed_b = match rows_of_b {
                 Some(_) => {
                     let (packed_b, whole) = (&mut packed_b[..kc * nr], jc + nc / nr * nr);

@@ -197,6 +197,7 @@ where
 /// constant is moved into each task's loop, where it stays in a register:
 /// captured by a closure behind a reference instead, it is read again after
 /// every store (the store might have changed it, as far as the compiler knows).
+#[cfg(feature = "ndarray")]
 #[inline]
 #[track_caller]
 pub(crate) fn collect_with_constant_in<X, C, U, F, A>(kernel: &str, x: &[X], c: C, f: &F, alloc: A) -> Vec<U, A>

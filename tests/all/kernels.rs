@@ -154,10 +154,11 @@ fn dividend_divisor<T: Num>() -> BoxedStrategy<(Vec<T>, Vec<T>)> {
 type Matrices<T> = (Vec<T>, Vec<T>, usize, usize, usize);
 
 fn matrices<T: Num>() -> BoxedStrategy<Matrices<T>> {
-    // Small shapes, plus deep ones that cross the 256-deep packing block.
+    // Small shapes, plus deep ones that cross the packing blocks of f64
+    // (512 deep) and f32 (1024 deep).
     // The first range holds whole SIMD tiles (8 × 16 for f64, 8 × 32 for
     // f32 with AVX-512; 6 × 8 and 6 × 16 with AVX2) and cut ones.
-    let shapes = prop_oneof![(0..20_usize, 0..12_usize, 0..40_usize), (1..6_usize, 250..300_usize, 1..12_usize)];
+    let shapes = prop_oneof![(0..20_usize, 0..12_usize, 0..40_usize), (1..6_usize, 500..1100_usize, 1..12_usize)];
     shapes.prop_flat_map(|(m, k, n)| (vec_of(m * k), vec_of(k * n), Just(m), Just(k), Just(n))).boxed()
 }
 
@@ -840,9 +841,10 @@ fn large_matmul_matches_the_reference_and_one_thread_to_the_bit() {
 #[test]
 fn matmul_tiles_cut_by_every_edge_and_block_match_the_reference() {
     fn check<A: Allocator + Copy>(alloc: A) {
-        // 37 rows: whole tiles and a cut one; 260 deep: two packing blocks;
-        // 1040 columns: two column blocks, the second cut inside a tile.
-        let (m, k, n) = (37, 260, 1040);
+        // 7 rows: a whole tile and a cut one (AVX2), or a cut one (AVX-512);
+        // 1030 deep: three packing blocks of f64, two of f32; 1040 columns:
+        // two column blocks, the second cut inside a tile.
+        let (m, k, n) = (7, 1030, 1040);
         check_matmul(alloc, (&large_input::<f64>(m * k, 1), &large_input::<f64>(k * n, 2), m, k, n));
         check_matmul(alloc, (&large_input::<f32>(m * k, 3), &large_input::<f32>(k * n, 4), m, k, n));
     }
@@ -855,7 +857,9 @@ fn matmul_reading_rows_in_place_matches_the_reference_at_every_edge() {
         // One block deep (rows of `a` read in place): rows of `b` read in
         // place too (narrow), or packed (wide, past a column block's first
         // tiles), each with whole tiles and cut ones, rows and columns.
-        for (m, k, n) in [(13, 64, 64), (37, 200, 61), (37, 200, 100), (37, 256, 250), (12, 256, 300), (9, 1, 257)] {
+        let shapes =
+            [(13, 64, 64), (37, 200, 61), (37, 200, 100), (37, 256, 250), (12, 512, 300), (9, 1, 257), (7, 1024, 70)];
+        for (m, k, n) in shapes {
             check_matmul(alloc, (&large_input::<f64>(m * k, 1), &large_input::<f64>(k * n, 2), m, k, n));
             check_matmul(alloc, (&large_input::<f32>(m * k, 3), &large_input::<f32>(k * n, 4), m, k, n));
             check_matmul(alloc, (&large_input::<i32>(m * k, 5), &large_input::<i32>(k * n, 6), m, k, n));
