@@ -368,10 +368,10 @@ mod x86 {
         body()
     }
 
-    /// Defines the two tile kernels (see [`MicroKernel`](super::MicroKernel))
+    /// Defines the three tile kernels (see [`MicroKernel`](super::MicroKernel))
     /// of one element type and instruction set, from its intrinsics: `$packed`
-    /// reads a packed micro-panel of `a`, `$rows` reads `mr` rows of a
-    /// row-major matrix.
+    /// reads packed micro-panels of `a`, `$rows` reads `mr` rows of a
+    /// row-major matrix per tile, `$short_rows` `SHORT_MR` rows.
     macro_rules! tile_kernel {
         ($packed:ident, $rows:ident, $short_rows:ident, $features:literal, $t:ty, $lanes:literal, $mr:expr,
          $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
@@ -405,21 +405,28 @@ mod x86 {
                 }
             }
 
+            tile_kernel!(@rows_fn $rows, $mr, $features, $t, $lanes, $zero, $load, $splat, $fmadd, $add, $store);
+            tile_kernel!(@rows_fn $short_rows, super::SHORT_MR, $features, $t, $lanes,
+                $zero, $load, $splat, $fmadd, $add, $store);
+        };
+        (@rows_fn $name:ident, $height:expr, $features:literal, $t:ty, $lanes:literal,
+         $zero:ident, $load:ident, $splat:ident, $fmadd:ident, $add:ident, $store:ident) => {
             /// Writes (`store`) or adds the products of `panels` blocks of
-            /// `mr` rows of a row-major matrix, `a_stride` elements apart,
+            /// `height` rows of a row-major matrix, `a_stride` elements apart,
             /// and `kc` rows of `2 * lanes` columns, `b_stride` apart, to the
-            /// `panels` tiles stacked at `out`.
+            /// `panels` tiles stacked at `out` (`height` is `mr`, or
+            /// `SHORT_MR` for short tiles).
             ///
             /// # Safety
             /// `a` is valid for `kc` reads at each of `a + r * a_stride` for
-            /// `r < panels * mr`, `b` for `2 * lanes` at each of
+            /// `r < panels * height`, `b` for `2 * lanes` at each of
             /// `b + p * b_stride` for `p < kc`, `out` for reads and writes of
             /// `2 * lanes` elements at each of `out + r * row_stride` for
-            /// `r < panels * mr`, and the CPU has the features named in
+            /// `r < panels * height`, and the CPU has the features named in
             /// `target_feature`.
             #[allow(clippy::too_many_arguments)]
             #[target_feature(enable = $features)]
-            pub(super) unsafe fn $rows(
+            pub(super) unsafe fn $name(
                 kc: usize,
                 a: *const $t,
                 a_stride: usize,
@@ -433,39 +440,11 @@ mod x86 {
                 for panel in 0..panels {
                     // Wrapping: with no steps (`kc == 0`) nothing of `a` is
                     // read, and its rows need not lie in it.
-                    let a = a.wrapping_add(panel.wrapping_mul($mr).wrapping_mul(a_stride));
+                    let a = a.wrapping_add(panel.wrapping_mul($height).wrapping_mul(a_stride));
                     // SAFETY: `panel < panels`: the tile's rows of the output
                     // lie within it (contract).
-                    let out = unsafe { out.add(panel * $mr * row_stride) };
-                    tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $mr,
-                        $zero, $load, $splat, $fmadd, $add, $store);
-                }
-            }
-
-            /// As the function above, for a tile of [`SHORT_MR`](super::SHORT_MR) rows.
-            ///
-            /// # Safety
-            /// As for the function above, with `SHORT_MR` for `mr`.
-            #[allow(clippy::too_many_arguments)]
-            #[target_feature(enable = $features)]
-            pub(super) unsafe fn $short_rows(
-                kc: usize,
-                a: *const $t,
-                a_stride: usize,
-                panels: usize,
-                b: *const $t,
-                b_stride: usize,
-                out: *mut $t,
-                row_stride: usize,
-                store: bool,
-            ) {
-                for panel in 0..panels {
-                    // Wrapping: as above.
-                    let a = a.wrapping_add(panel.wrapping_mul(super::SHORT_MR).wrapping_mul(a_stride));
-                    // SAFETY: `panel < panels`: the tile's rows of the output
-                    // lie within it (contract).
-                    let out = unsafe { out.add(panel * super::SHORT_MR * row_stride) };
-                    tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, super::SHORT_MR,
+                    let out = unsafe { out.add(panel * $height * row_stride) };
+                    tile_kernel!(@body kc, a, a_stride, 1, b, b_stride, out, row_stride, store, $lanes, $height,
                         $zero, $load, $splat, $fmadd, $add, $store);
                 }
             }
