@@ -75,10 +75,10 @@ pub const MATMUL_PARALLEL_THRESHOLD: usize = 1 << 18;
 /// returning.
 ///
 /// For floats, each output element is the sum of its `k` products added in
-/// order (in blocks of 4096 bytes of `T`: 512 products for `f64`, 1024 for
-/// `f32`, each block summed from zero and then added); on a CPU with AVX2 and FMA each product
-/// is fused into the running sum (one rounding, as BLAS does), elsewhere it
-/// is rounded first. Integers wrap.
+/// order, in blocks of 4096 bytes of `T` (512 products for `f64`, 1024 for
+/// `f32`), each block summed from zero and then added; on a CPU with AVX2
+/// and FMA each product is fused into the running sum (one rounding, as
+/// BLAS does), elsewhere it is rounded first. Integers wrap.
 /// Large products run in parallel (see [`MATMUL_PARALLEL_THRESHOLD`]) with
 /// bit-identical results.
 ///
