@@ -457,8 +457,13 @@ mod x86 {
                 // a large output's miss costs nothing.
                 for row in 0..$mr {
                     let line = $out.wrapping_add(row * $row_stride);
-                    _mm_prefetch::<_MM_HINT_T0>(line.cast());
-                    _mm_prefetch::<_MM_HINT_T0>(line.wrapping_add(2 * $lanes - 1).cast());
+                    // SAFETY: a prefetch is a hint that never faults, at any
+                    // address (an unsafe function in the Rust of the MSRV).
+                    #[allow(unused_unsafe)]
+                    unsafe {
+                        _mm_prefetch::<_MM_HINT_T0>(line.cast());
+                        _mm_prefetch::<_MM_HINT_T0>(line.wrapping_add(2 * $lanes - 1).cast());
+                    }
                 }
             }
             let mut acc = [[$zero(); 2]; $mr];
