@@ -28,8 +28,8 @@
 //! - After every step outside a capture but an `alloc` (which only the
 //!   inner allocator serves there), the capture region's resident
 //!   bytes (from `mincore` over the part runs may have touched, and at the
-//!   end of one run in 16 its mapping's `Rss` in `/proc/self/smaps`, less
-//!   what a merged neighbour may hold) are at most the OS pages the live captured items
+//!   end of one run in 16 over its whole mapping, less what a merged
+//!   neighbour may hold) are at most the OS pages the live captured items
 //!   span, plus the retention budget: escapes hold their own pages only,
 //!   and idle memory is bounded. Runs hold a process-wide lock for this, since the
 //!   region is shared.
@@ -192,7 +192,7 @@ pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> R
         let result = model
             .run_level(&mut ops)
             .and_then(|()| model.check(Scrutiny::EveryByte))
-            .and_then(|()| model.check_held_bytes(run.is_multiple_of(SMAPS_EVERY)));
+            .and_then(|()| model.check_held_bytes(run.is_multiple_of(WHOLE_EVERY)));
         // Whatever happened, nothing is left allocated (outside any capture).
         for item in std::mem::take(&mut model.items) {
             // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
@@ -300,7 +300,7 @@ impl Item {
     }
 }
 
-/// The capture region's mapping, from `/proc/self/smaps`.
+/// The capture region's mapping, as `/proc/self/maps` and `mincore` see it.
 struct RegionMapping {
     /// Its resident bytes.
     resident: usize,
@@ -329,41 +329,49 @@ fn note_touched(ptr: NonNull<u8>, size: usize) {
     TOUCHED_END.fetch_max(addr + size + size / 4 + 2 * CHUNK_BYTES, Ordering::Relaxed);
 }
 
-/// The region's resident bytes: from `mincore` over the part of its mapping
-/// that runs may have touched, a cheap call; or, if `whole` (at the end of
-/// one run in [`SMAPS_EVERY`]: the end of the touched part is an estimate),
-/// from `/proc/self/smaps` over all of it, which reads the page tables of
-/// every mapping of the process (many, under AddressSanitizer).
+/// The region's resident bytes, from `mincore`: over the part of its
+/// mapping that runs may have touched; or, if `whole` (at the end of one run
+/// in [`WHOLE_EVERY`]: the end of the touched part is an estimate), over all
+/// of it.
 fn region_resident(len: usize, whole: bool) -> Option<RegionMapping> {
     if len == 0 {
         return None;
     }
-    if whole {
-        return region_mapping(len);
-    }
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let (start, end) = maps.lines().filter_map(mapping_range).find(|(start, end)| end - start >= len)?;
-    let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
-    let touched_start = TOUCHED_START.load(Ordering::Relaxed).clamp(start, touched_end);
-    Some(RegionMapping { resident: resident_bytes(touched_start, touched_end)?, merged: end - start - len })
+    let (from, to) = if whole {
+        (start, end)
+    } else {
+        let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
+        (TOUCHED_START.load(Ordering::Relaxed).clamp(start, touched_end), touched_end)
+    };
+    Some(RegionMapping { resident: resident_bytes(from, to)?, merged: end - start - len })
 }
 
-/// One run in this many reads the region's residency from `/proc/self/smaps`
-/// at its end.
-const SMAPS_EVERY: u64 = 16;
+/// One run in this many counts the region's resident pages over its whole
+/// mapping at its end.
+const WHOLE_EVERY: u64 = 16;
 
 /// The resident bytes of the pages in `[start, end)` (a page-aligned start,
-/// or the start of a mapping).
+/// or the start of a mapping), asked a gibibyte at a time.
 #[cfg(unix)]
 fn resident_bytes(start: usize, end: usize) -> Option<usize> {
+    const STRIDE: usize = 1 << 30;
     let page_bytes = page_bytes();
-    let pages = (end - start).div_ceil(page_bytes);
-    let mut resident = vec![0_u8; pages];
-    // SAFETY: `[start, end)` lies in one mapping (the region's), `start` is
-    // page-aligned (a chunk's start, or the mapping's), and the vector has
-    // one byte per page.
-    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, resident.as_mut_ptr().cast()) };
-    (rc == 0).then(|| resident.iter().filter(|&&page| page & 1 != 0).count() * page_bytes)
+    let mut resident = vec![0_u8; STRIDE / page_bytes];
+    let mut pages = 0;
+    for from in (start..end).step_by(STRIDE) {
+        let len = (end - from).min(STRIDE);
+        // SAFETY: `[from, from + len)` lies in one mapping (the region's),
+        // `from` is page-aligned (a chunk's start, or the mapping's, plus
+        // whole gibibytes), and the vector has a byte for each of its pages.
+        let rc = unsafe { libc::mincore(from as *mut libc::c_void, len, resident.as_mut_ptr().cast()) };
+        if rc != 0 {
+            return None;
+        }
+        pages += resident[..len.div_ceil(page_bytes)].iter().filter(|&&page| page & 1 != 0).count();
+    }
+    Some(pages * page_bytes)
 }
 
 #[cfg(not(unix))]
@@ -371,29 +379,7 @@ fn resident_bytes(_: usize, _: usize) -> Option<usize> {
     None
 }
 
-/// The mapping of at least `len` bytes (the capture region: no other
-/// mapping is as large), from `/proc/self/smaps`.
-fn region_mapping(len: usize) -> Option<RegionMapping> {
-    if len == 0 {
-        return None;
-    }
-    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-    let mut in_region = None;
-    for line in smaps.lines() {
-        if let Some((start, end)) = mapping_range(line) {
-            in_region = (end - start).checked_sub(len);
-        } else if let Some(merged) = in_region
-            && let Some(kib) = line.strip_prefix("Rss:")
-        {
-            let resident = kib.trim().trim_end_matches("kB").trim().parse::<usize>().ok()? << 10;
-            return Some(RegionMapping { resident, merged });
-        }
-    }
-    None
-}
-
-/// The address range a mapping's first line in `/proc/self/maps` or
-/// `/proc/self/smaps` names (`start-end perms ...`); `None` for other lines.
+/// The address range a mapping's line in `/proc/self/maps` names (`start-end perms ...`); `None` for other lines.
 fn mapping_range(line: &str) -> Option<(usize, usize)> {
     let (start, end) = line.split_once(' ')?.0.split_once('-')?;
     Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?))
@@ -409,7 +395,7 @@ fn page_bytes() -> usize {
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
-/// Without `/proc/self/smaps` the held-bytes check does not run.
+/// Without `mincore` the held-bytes check does not run.
 #[cfg(not(unix))]
 fn page_bytes() -> usize {
     4096

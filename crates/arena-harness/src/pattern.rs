@@ -65,6 +65,16 @@ pub(super) struct Empty64;
 // SAFETY: a zero-sized type has no bytes, so "all zero bytes" is its one value.
 unsafe impl bytemuck::Zeroable for Empty64 {}
 
+// SAFETY: each is one byte array under `repr(C)` whose length is a multiple
+// of its alignment: no padding, and every bit pattern is a value.
+unsafe impl bytemuck::Zeroable for Align64 {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Align64 {}
+// SAFETY: as above.
+unsafe impl bytemuck::Zeroable for Page {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Page {}
+
 impl Element for Empty64 {
     fn from_noise(_: &[u8]) -> Self {
         Empty64
@@ -144,8 +154,9 @@ macro_rules! struct_element {
                 value
             }
             fn matches(items: &[Self], bytes: &[u8]) -> bool {
-                items.len() * size_of::<$t>() == bytes.len()
-                    && items.iter().zip(bytes.chunks_exact(size_of::<$t>())).all(|(item, chunk)| item.0[..] == *chunk)
+                // One comparison for the whole slice: a fuzz run compares
+                // every live item after every step.
+                bytemuck::cast_slice::<$t, u8>(items) == bytes
             }
             fn view(_: &[u8]) -> Option<&[Self]> {
                 None
