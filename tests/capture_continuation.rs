@@ -10,6 +10,8 @@ use std::collections::{BTreeSet, VecDeque};
 use std::hint::black_box;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+mod common;
+
 #[global_allocator]
 static GLOBAL: arena::GlobalArena = arena::GlobalArena::new();
 
@@ -102,4 +104,29 @@ fn a_bounded_live_set_reuses_its_chunks() {
         chunks.len(),
         WINDOW + 2
     );
+}
+
+/// A chunk listed to continue keeps the pages its capture touched above
+/// the escapes (a temporary freed at the top leaves them warm for the next
+/// capture): `continued_bytes` counts the chunk from the OS page where it
+/// continues, and stops counting it once its escapes are freed (the chunk
+/// is then idle, its pages given back).
+#[test]
+fn a_listed_chunk_counts_from_where_it_continues() {
+    let _serial = serial();
+    const CHUNK_BYTES: usize = 256 << 10;
+    let escape = arena::capture(|| {
+        let escape = Box::new(7_u64);
+        drop(black_box(vec![1_u8; 40_000]));
+        escape
+    });
+    let listed = arena::capture::stats().continued_bytes;
+    // The capture's top is the escape's end: it continues one byte past.
+    let resume = (std::ptr::from_ref(&*escape).addr() + size_of::<u64>()) % CHUNK_BYTES + 1;
+    let page = common::page_bytes();
+    let own = CHUNK_BYTES - resume / page * page;
+    assert!(listed >= own, "{listed} bytes listed to continue; this capture's chunk alone is {own}");
+    drop(escape);
+    let unlisted = arena::capture::stats().continued_bytes;
+    assert_eq!(listed - unlisted, own, "freeing the escape leaves its chunk idle");
 }

@@ -284,6 +284,7 @@ mod global {
             active: region.is_some(),
             quarantined_runs: region::quarantined_runs(),
             cached_bytes: region.map_or(0, Region::warm_bytes),
+            continued_bytes: region.map_or(0, |region| region.continued_bytes(crate::sys::page_bytes())),
             reserved_bytes: region.map_or(0, Region::reserved_bytes),
             retain_bytes: thread::retain_bytes(),
         }

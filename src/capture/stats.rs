@@ -41,6 +41,12 @@ pub struct CaptureStats {
     /// Idle runs kept with their pages resident for reuse (within the
     /// retention budget).
     pub cached_bytes: usize,
+    /// Bytes of the chunks listed for the next capture to continue, from
+    /// the OS page where it continues to their end: pages an earlier
+    /// capture touched there stay resident, outside the retention budget,
+    /// so that the next capture bumps through warm memory
+    /// ([`capture::trim`](crate::capture::trim) gives them back).
+    pub continued_bytes: usize,
     /// Address space reserved for capture (0 until `GlobalArena` serves a
     /// captured request).
     pub reserved_bytes: usize,

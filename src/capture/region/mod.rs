@@ -438,6 +438,24 @@ impl Region {
         given
     }
 
+    /// Bytes of the chunks listed to continue, from the OS page where each
+    /// continues to its end: pages an earlier capture touched there stay
+    /// resident for the next one.
+    pub(crate) fn continued_bytes(&self, page_bytes: usize) -> usize {
+        let cache = self.cache();
+        let mut bytes = 0;
+        let mut listed = cache.to_continue;
+        while listed != NO_RUN {
+            let record = self.record(listed);
+            if record.listed.load(Ordering::Relaxed) == LISTED {
+                let resume = record.resume.load(Ordering::Relaxed) as usize;
+                bytes += CHUNK_BYTES - resume / page_bytes * page_bytes;
+            }
+            listed = record.next_listed.load(Ordering::Relaxed);
+        }
+        bytes
+    }
+
     /// Bytes in warm (resident, idle) runs.
     pub(crate) fn warm_bytes(&self) -> usize {
         self.cache().warm_bytes
