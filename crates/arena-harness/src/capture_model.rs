@@ -172,7 +172,17 @@ fn size_of_kind(kind: u8, value: u16) -> u32 {
 /// # Errors
 /// The first [`Violation`] seen.
 pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
-    run_capture_corrupting(ops, None)
+    run_with(ops, None, 1)
+}
+
+/// Like [`run_capture`], but the region's residency is checked after every
+/// step in one run of [`STEP_RESIDENCY_EVERY`] only, and at the end of the
+/// others: the fuzz target's pace.
+///
+/// # Errors
+/// The first [`Violation`] seen.
+pub fn run_capture_quick(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
+    run_with(ops, None, STEP_RESIDENCY_EVERY)
 }
 
 /// Test hook: like [`run_capture`], but just before the checks of step
@@ -182,13 +192,26 @@ pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
 /// [`Violation`] at that step if an item is live then.
 #[doc(hidden)]
 pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> Result<CaptureSummary, Violation> {
+    run_with(ops, corrupt_at, 1)
+}
+
+fn run_with(
+    ops: &[CaptureOp],
+    corrupt_at: Option<usize>,
+    step_residency_every: u64,
+) -> Result<CaptureSummary, Violation> {
     let _run = RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     std::thread::scope(|threads| {
         let (remote, freer) = RemoteFreer::new();
         let freeing = threads.spawn(freer);
         static RUNS: AtomicU64 = AtomicU64::new(0);
         let run = RUNS.fetch_add(1, Ordering::Relaxed);
-        let mut model = Model { corrupt_at, remote: Some(remote), ..Model::default() };
+        let mut model = Model {
+            corrupt_at,
+            remote: Some(remote),
+            step_residency: run.is_multiple_of(step_residency_every),
+            ..Model::default()
+        };
         let mut ops = ops.iter().copied();
         let result = model
             .run_level(&mut ops)
@@ -359,6 +382,13 @@ fn region_resident(len: usize, whole: bool) -> Option<RegionMapping> {
 /// mapping at its end.
 const WHOLE_EVERY: u64 = 16;
 
+/// In [`run_capture_quick`], one run in this many checks the region's
+/// residency after every step outside a capture, not only at its end: each
+/// check reads the page tables of all the region has touched, and a fuzz
+/// run makes hundreds of steps. What a step leaves resident and no later
+/// step gives back shows at the end too.
+const STEP_RESIDENCY_EVERY: u64 = 4;
+
 /// The resident bytes of the pages in `[start, end)` (a page-aligned start,
 /// or the start of a mapping), asked a gibibyte at a time.
 #[cfg(unix)]
@@ -453,6 +483,9 @@ struct Model {
     corrupt_at: Option<usize>,
     summary: CaptureSummary,
     remote: Option<RemoteFreer>,
+    /// Whether the region's residency is checked after every step, or
+    /// only at the run's end.
+    step_residency: bool,
 }
 
 impl Model {
@@ -492,7 +525,7 @@ impl Model {
             self.check(scrutiny)?;
             // Outside a capture only the inner allocator serves `alloc`: the
             // region's pages cannot have changed.
-            if self.depth == 0 && !matches!(op, CaptureOp::Alloc { .. }) {
+            if self.step_residency && self.depth == 0 && !matches!(op, CaptureOp::Alloc { .. }) {
                 self.check_held_bytes(false)?;
             }
         }
