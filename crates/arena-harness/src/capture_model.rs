@@ -357,25 +357,30 @@ fn note_touched(ptr: NonNull<u8>, size: usize) {
 /// mapping that runs may have touched; or, if `whole` (at the end of one run
 /// in [`WHOLE_EVERY`]: the end of the touched part is an estimate), over all
 /// of it.
-fn region_resident(len: usize, whole: bool) -> Option<RegionMapping> {
-    if len == 0 {
-        return None;
-    }
+fn region_resident(len: usize, whole: bool) -> Result<Option<RegionMapping>, String> {
     // The region is the mapping where captured items were, not merely one
     // as large: AddressSanitizer's shadow gap is larger and lies below it.
     let touched_start = TOUCHED_START.load(Ordering::Relaxed);
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    if len == 0 || touched_start == usize::MAX {
+        return Ok(None);
+    }
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Ok(None);
+    };
+    // Not found would leave the check silently undone.
     let (start, end) = maps
         .lines()
         .filter_map(mapping_range)
-        .find(|&(start, end)| (start..end).contains(&touched_start) && end - start >= len)?;
+        .find(|&(start, end)| (start..end).contains(&touched_start) && end - start >= len)
+        .ok_or_else(|| format!("no mapping of {len} bytes or more holds the captured address {touched_start:#x}"))?;
     let (from, to) = if whole {
         (start, end)
     } else {
         let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
         (touched_start.clamp(start, touched_end), touched_end)
     };
-    Some(RegionMapping { resident: resident_bytes(from, to)?, merged: end - start - len })
+    let resident = resident_bytes(from, to).ok_or_else(|| format!("mincore over {from:#x}..{to:#x} failed"))?;
+    Ok(Some(RegionMapping { resident, merged: end - start - len }))
 }
 
 /// One run in this many counts the region's resident pages over its whole
@@ -742,7 +747,9 @@ impl Model {
     /// the live captured items, plus the retention budget.
     fn check_held_bytes(&self, whole: bool) -> Result<(), Violation> {
         let stats = arena::capture::stats();
-        let Some(RegionMapping { resident, merged }) = region_resident(stats.reserved_bytes, whole) else {
+        let Some(RegionMapping { resident, merged }) =
+            region_resident(stats.reserved_bytes, whole).map_err(|message| self.violation(message))?
+        else {
             return Ok(());
         };
         let page_bytes = page_bytes();
