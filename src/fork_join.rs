@@ -29,6 +29,20 @@ where
     }
 }
 
+/// The threads split work runs on: rayon's current pool with the `rayon`
+/// feature, one without it.
+#[inline]
+pub(crate) fn threads() -> usize {
+    #[cfg(feature = "rayon")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        1
+    }
+}
+
 /// Runs `body(index, chunk)` on each chunk of `chunk_len` elements of
 /// `slice` (the last may be shorter), as rayon tasks with the `rayon`
 /// feature, in order on the calling thread without it.

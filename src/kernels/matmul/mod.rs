@@ -16,9 +16,10 @@
 //! padded with zeros. For small products the copies cost more than the
 //! cache misses they avoid.
 //! The row blocks are independent, so large products run them as rayon
-//! tasks (with the `rayon` feature); each task packs its rows of `a` into a buffer from its own
-//! thread's arena (`arena::scope` inside the task), never from the caller's
-//! allocator. Every output element sees the same additions in the same order
+//! tasks (with the `rayon` feature), in blocks of equal height whose
+//! number is a multiple of the threads (`parallel_block_rows`); each task
+//! packs its rows of `a` into a buffer from its own thread's arena
+//! (`arena::scope` inside the task), never from the caller's allocator. Every output element sees the same additions in the same order
 //! on one thread or many, so results are bit-identical.
 
 use allocator_api2::alloc::Allocator;
@@ -273,8 +274,9 @@ fn multiply<T: Element, A: Allocator>(
     let rows_of_b = if rows_of_a.is_some() && direct_b(n, nr * size_of::<T>()) { b_t.columns() } else { None };
     let a_panel_len = if rows_of_a.is_some() { mr * k } else { m.min(MC).next_multiple_of(mr) * k.min(kc_max) };
     let b_panel_len = if rows_of_b.is_some() { k * nr } else { k.min(kc_max) * n.min(nc_step).next_multiple_of(nr) };
+    let block_rows = if parallel { parallel_block_rows(m, mr, crate::fork_join::threads()) } else { MC };
     // At most `m * n`, which `out` holds: no overflow.
-    let block_len = m.min(MC) * n;
+    let block_len = m.min(block_rows) * n;
     // Zeroed once (a `memset`, or nothing for fresh pages), then packed
     // over block after block.
     let mut packed_b = vec_zeroed_in(kernel, b_panel_len, &scratch);
@@ -304,16 +306,27 @@ fn multiply<T: Element, A: Allocator>(
                 crate::fork_join::for_each_chunk_mut(out, block_len, |index, rows| {
                     crate::scope::scope(|worker| {
                         let mut packed_a = vec_zeroed_in(kernel, a_panel_len, worker);
-                        row_block(&tiles, &block, index * MC, rows, n, &mut packed_a);
+                        row_block(&tiles, &block, index * block_rows, rows, n, &mut packed_a);
                     });
                 });
             } else {
                 for (index, rows) in out.chunks_mut(block_len).enumerate() {
-                    row_block(&tiles, &block, index * MC, rows, n, &mut packed_a);
+                    row_block(&tiles, &block, index * block_rows, rows, n, &mut packed_a);
                 }
             }
         }
     }
+}
+
+/// The rows of each block of `a` when the blocks run in parallel: at most
+/// [`MC`], whole tiles of `mr`, and as many blocks as a multiple of the
+/// threads, of equal height but the last, so that no thread is left with a
+/// lone last block while the others wait (256 rows in blocks of 96 keep
+/// two threads busy for two thirds of the time).
+fn parallel_block_rows(m: usize, mr: usize, threads: usize) -> usize {
+    let blocks = m.div_ceil(MC).next_multiple_of(threads.max(1));
+    // `m / blocks <= MC`, and `MC` is whole tiles: the rounding stays within.
+    m.div_ceil(blocks).next_multiple_of(mr)
 }
 
 /// A block of the product: the operands over the depth `pc..pc + kc` and,
@@ -523,6 +536,30 @@ fn portable_tile<T: Element>(
     for (out_row, row) in out.chunks_mut(row_stride).zip(&rows) {
         for (o, &t) in out_row[..PORTABLE_NR].iter_mut().zip(row) {
             *o = if write == TileWrite::Store { t } else { o.plus(t) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MC, parallel_block_rows};
+
+    #[test]
+    fn parallel_row_blocks_are_whole_tiles_and_share_out_evenly() {
+        for mr in [4, 6, 8, 12, 16] {
+            for threads in 1..=9 {
+                for m in 1..=2000 {
+                    let rows = parallel_block_rows(m, mr, threads);
+                    assert!(rows > 0 && rows <= MC && rows.is_multiple_of(mr), "m {m}, mr {mr}: {rows} rows");
+                    // The thread with the most blocks has at most a tile
+                    // per block more rows than an even share.
+                    let blocks = m.div_ceil(rows);
+                    let target = m.div_ceil(MC).next_multiple_of(threads);
+                    let busiest = blocks.div_ceil(threads) * rows;
+                    let even = m.div_ceil(threads) + mr * (target / threads);
+                    assert!(busiest <= even, "m {m}, mr {mr}, {threads} threads: {blocks} blocks of {rows}");
+                }
+            }
         }
     }
 }
