@@ -28,8 +28,7 @@
 //! - After every step outside a capture but an `alloc` (which only the
 //!   inner allocator serves there), the capture region's resident
 //!   bytes (from `mincore` over the part runs may have touched, and at the
-//!   end of one run in 16 over its whole mapping, less what a merged
-//!   neighbour may hold) are at most the OS pages the live captured items
+//!   end of one run in 16 over all of it) are at most the OS pages the live captured items
 //!   span, plus the retention budget and the chunks listed to continue from
 //!   where they continue (`continued_bytes`): escapes hold their own pages
 //!   only, and idle memory is bounded. Runs hold a process-wide lock for
@@ -324,16 +323,6 @@ impl Item {
     }
 }
 
-/// The capture region's mapping, as `/proc/self/maps` and `mincore` see it.
-struct RegionMapping {
-    /// Its resident bytes.
-    resident: usize,
-    /// How much longer than the region's reservation it is (the kernel may
-    /// merge a neighbouring mapping of the same flags into it, such as a
-    /// `malloc` heap).
-    merged: usize,
-}
-
 /// Where the captured runs of the model's items may end, at most: past the
 /// end of every such item, a quarter of its size (a run's size-class
 /// rounding) and two chunks (its chunk's rounding). Runs are taken from the
@@ -353,34 +342,37 @@ fn note_touched(ptr: NonNull<u8>, size: usize) {
     TOUCHED_END.fetch_max(addr + size + size / 4 + 2 * CHUNK_BYTES, Ordering::Relaxed);
 }
 
-/// The region's resident bytes, from `mincore`: over the part of its
-/// mapping that runs may have touched; or, if `whole` (at the end of one run
-/// in [`WHOLE_EVERY`]: the end of the touched part is an estimate), over all
-/// of it.
-fn region_resident(len: usize, whole: bool) -> Result<Option<RegionMapping>, String> {
-    // The region is the mapping where captured items were, not merely one
-    // as large: AddressSanitizer's shadow gap is larger and lies below it.
+/// The resident bytes of the region whose reservation is `reserved`
+/// bytes, from `mincore`: over the part that runs may have touched; or, if
+/// `whole` (at the end of one run in [`WHOLE_EVERY`]: the end of the
+/// touched part is an estimate), over all of it.
+fn region_resident(reserved: usize, whole: bool) -> Result<Option<usize>, String> {
     let touched_start = TOUCHED_START.load(Ordering::Relaxed);
-    if len == 0 || touched_start == usize::MAX {
+    if reserved == 0 || touched_start == usize::MAX {
         return Ok(None);
     }
+    // The region proper: half the reservation, aligned to its size, where
+    // every captured byte lies. Not the mapping around it: the kernel may
+    // merge neighbouring mappings into that one, and their pages are not
+    // the region's.
+    let bytes = reserved / 2;
+    let start = touched_start / bytes * bytes;
+    let end = start + bytes;
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
         return Ok(None);
     };
     // Not found would leave the check silently undone.
-    let (start, end) = maps
-        .lines()
+    maps.lines()
         .filter_map(mapping_range)
-        .find(|&(start, end)| (start..end).contains(&touched_start) && end - start >= len)
-        .ok_or_else(|| format!("no mapping of {len} bytes or more holds the captured address {touched_start:#x}"))?;
+        .find(|&(from, to)| from <= start && end <= to)
+        .ok_or_else(|| format!("no mapping holds the capture region {start:#x}..{end:#x}"))?;
     let (from, to) = if whole {
         (start, end)
     } else {
         let touched_end = TOUCHED_END.load(Ordering::Relaxed).clamp(start, end);
         (touched_start.clamp(start, touched_end), touched_end)
     };
-    let resident = resident_bytes(from, to).ok_or_else(|| format!("mincore over {from:#x}..{to:#x} failed"))?;
-    Ok(Some(RegionMapping { resident, merged: end - start - len }))
+    resident_bytes(from, to).map(Some).ok_or_else(|| format!("mincore over {from:#x}..{to:#x} failed"))
 }
 
 /// One run in this many counts the region's resident pages over its whole
@@ -747,8 +739,7 @@ impl Model {
     /// the live captured items, plus the retention budget.
     fn check_held_bytes(&self, whole: bool) -> Result<(), Violation> {
         let stats = arena::capture::stats();
-        let Some(RegionMapping { resident, merged }) =
-            region_resident(stats.reserved_bytes, whole).map_err(|message| self.violation(message))?
+        let Some(resident) = region_resident(stats.reserved_bytes, whole).map_err(|message| self.violation(message))?
         else {
             return Ok(());
         };
@@ -762,14 +753,13 @@ impl Model {
                 (start + item.extent).div_ceil(page_bytes) - start / page_bytes
             })
             .sum();
-        // A merged neighbour's pages are at most its length; a chunk listed
-        // to continue keeps what was touched from where it continues on.
-        let bound = live_pages * page_bytes + RETAIN_BYTES + merged + stats.continued_bytes;
+        // A chunk listed to continue keeps what was touched from where it
+        // continues on.
+        let bound = live_pages * page_bytes + RETAIN_BYTES + stats.continued_bytes;
         if resident > bound {
             return Err(self.violation(format!(
                 "the capture region holds {resident} bytes resident; live items span {live_pages} pages of \
-                 {page_bytes} bytes, the budget is {RETAIN_BYTES}, merged mappings {merged}, chunks to \
-                 continue {}: {stats:?}",
+                 {page_bytes} bytes, the budget is {RETAIN_BYTES}, chunks to continue {}: {stats:?}",
                 stats.continued_bytes
             )));
         }

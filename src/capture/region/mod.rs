@@ -278,7 +278,10 @@ impl Region {
             }
             if CHUNK_BYTES - record.resume.load(Ordering::Relaxed) as usize <= needed {
                 // Quarantined like a full chunk: whoever frees its last
-                // allocation finds it unlisted and caches it.
+                // allocation finds it unlisted and caches it. The pages it
+                // kept warm for a continuation go back now (no capture
+                // holds it, and frees into it take this lock to give back).
+                self.give_back_dead_pages(run, (0, CHUNK_PAGES));
                 continue;
             }
             // Under the lock: a freer that finds no owner discards dead

@@ -107,9 +107,10 @@ struct CaptureThread {
     bump: Cell<usize>,
     limit: Cell<usize>,
     /// Where bumping through the current chunk started: what lies below
-    /// was there before; and the allocations inherited then.
+    /// was there before; and the allocations inherited then, and their bytes.
     bump_start: Cell<usize>,
     inherited_at_start: Cell<usize>,
+    inherited_bytes_at_start: Cell<usize>,
     /// Requests below this size may take the fast path: zero outside a
     /// capture and while it records escapes, `SMALL_MAX_BYTES + 1` otherwise.
     fast_limit: Cell<usize>,
@@ -150,6 +151,7 @@ impl CaptureThread {
             limit: Cell::new(NO_ROOM),
             bump_start: Cell::new(0),
             inherited_at_start: Cell::new(0),
+            inherited_bytes_at_start: Cell::new(0),
             fast_limit: Cell::new(0),
             local_allocs: Cell::new(0),
             local_alloc_bytes: Cell::new(0),

@@ -64,6 +64,7 @@ impl CaptureThread {
         self.limit.set(start + CHUNK_BYTES);
         self.bump_start.set(offset);
         self.inherited_at_start.set(region.record(run).inherited.load(Ordering::Relaxed));
+        self.inherited_bytes_at_start.set(region.record(run).inherited_bytes.load(Ordering::Relaxed));
         self.sync_fast_frees(region.record(run));
     }
 
@@ -149,9 +150,11 @@ impl CaptureThread {
         // at the top then lies below where the next capture starts).
         let (mut resume, mut rolled_back, mut freed_inherited) = (top + 1, false, false);
         if current != NO_RUN {
-            // By this thread or another: their dead pages wait for this exit.
-            let inherited_now = region.record(current).inherited.load(Ordering::Relaxed);
-            freed_inherited = inherited_now < self.inherited_at_start.get();
+            // Freed or shrunk, by this thread or another: their dead pages
+            // wait for this exit.
+            let record = region.record(current);
+            freed_inherited = record.inherited.load(Ordering::Relaxed) < self.inherited_at_start.get()
+                || record.inherited_bytes.load(Ordering::Relaxed) < self.inherited_bytes_at_start.get();
             if self.made_nothing_live() {
                 resume = region.record(current).resume.load(Ordering::Relaxed) as usize;
                 rolled_back = true;
