@@ -19,8 +19,9 @@
 //! tasks (with the `rayon` feature), in blocks of equal height whose
 //! number is a multiple of the threads (`parallel_block_rows`); each task
 //! packs its rows of `a` into a buffer from its own thread's arena
-//! (`arena::scope` inside the task), never from the caller's allocator. Every output element sees the same additions in the same order
-//! on one thread or many, so results are bit-identical.
+//! (`arena::scope` inside the task), never from the caller's allocator.
+//! Every output element sees the same additions in the same order on one
+//! thread or many, so results are bit-identical.
 
 use allocator_api2::alloc::Allocator;
 use allocator_api2::vec::Vec;
@@ -49,8 +50,8 @@ const _: () = assert!(PORTABLE_MR == SHORT_MR);
 /// with `benches/matmul.rs` on Zen 4 (f64: 256, 512, 1024 deep; f32: 512,
 /// 1024): the rule picks the fastest for both.
 const KC_BYTES: usize = 4096;
-/// Rows of `a` packed at once: one rayon task. A multiple of every
-/// micro-tile's row count (4, 6, 8).
+/// Rows of `a` packed at once, at most (one rayon task). A multiple of
+/// every micro-tile's row count (4, 6, 8).
 const MC: usize = 96;
 /// Columns of `b` packed at once, rounded down to whole micro-panels.
 const NC: usize = 1024;
