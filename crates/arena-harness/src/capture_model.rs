@@ -28,11 +28,11 @@
 //! - After every step outside a capture but an `alloc` (which only the
 //!   inner allocator serves there), the capture region's resident
 //!   bytes (from `mincore` over the part runs may have touched, and at the
-//!   end of one run in 16 over all of it) are at most the OS pages the live captured items
-//!   span, plus the retention budget and the chunks listed to continue from
-//!   where they continue (`continued_bytes`): escapes hold their own pages
-//!   only, and idle memory is bounded. Runs hold a process-wide lock for
-//!   this, since the region is shared.
+//!   end of one run in 16 over all of it) are at most the OS pages the live
+//!   captured items span, plus the retention budget and the chunks listed
+//!   to continue from where they continue (`continued_bytes`): escapes hold
+//!   their own pages only, and idle memory is bounded. Runs hold a
+//!   process-wide lock for this, since the region is shared.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr::NonNull;
@@ -375,8 +375,8 @@ fn region_resident(reserved: usize, whole: bool) -> Result<Option<usize>, String
     resident_bytes(from, to).map(Some).ok_or_else(|| format!("mincore over {from:#x}..{to:#x} failed"))
 }
 
-/// One run in this many counts the region's resident pages over its whole
-/// mapping at its end.
+/// One run in this many counts the region's resident pages over the whole
+/// region at its end.
 const WHOLE_EVERY: u64 = 16;
 
 /// In [`run_capture_quick`], one run in this many checks the region's
@@ -386,8 +386,8 @@ const WHOLE_EVERY: u64 = 16;
 /// step gives back shows at the end too.
 const STEP_RESIDENCY_EVERY: u64 = 4;
 
-/// The resident bytes of the pages in `[start, end)` (a page-aligned start,
-/// or the start of a mapping), asked a gibibyte at a time.
+/// The resident bytes of the pages in `[start, end)` (page-aligned, in one
+/// mapping), asked a gibibyte at a time.
 #[cfg(unix)]
 fn resident_bytes(start: usize, end: usize) -> Option<usize> {
     const STRIDE: usize = 1 << 30;
@@ -407,9 +407,10 @@ fn resident_bytes(start: usize, end: usize) -> Option<usize> {
         if let Some(last) = words.last_mut() {
             *last = 0;
         }
-        // SAFETY: `[from, from + len)` lies in one mapping (the region's),
-        // `from` is page-aligned (a chunk's start, or the mapping's, plus
-        // whole gibibytes), and `words` has a byte for each of its pages.
+        // SAFETY: `[from, from + len)` lies in the region's mapping (the
+        // caller found it in `/proc/self/maps`), `from` is page-aligned (a
+        // chunk's start or the region's, plus whole gibibytes), and `words`
+        // has a byte for each of its pages.
         let rc = unsafe { libc::mincore(from as *mut libc::c_void, len, words.as_mut_ptr().cast()) };
         if rc != 0 {
             return None;
@@ -430,7 +431,8 @@ fn resident_bytes(_: usize, _: usize) -> Option<usize> {
     None
 }
 
-/// The address range a mapping's line in `/proc/self/maps` names (`start-end perms ...`); `None` for other lines.
+/// The address range a mapping's line in `/proc/self/maps` names
+/// (`start-end perms ...`); `None` for other lines.
 fn mapping_range(line: &str) -> Option<(usize, usize)> {
     let (start, end) = line.split_once(' ')?.0.split_once('-')?;
     Some((usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?))
