@@ -175,8 +175,8 @@ pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
 }
 
 /// Like [`run_capture`], but the region's residency is checked after every
-/// step in one run of [`STEP_RESIDENCY_EVERY`] only, and at the end of the
-/// others: the fuzz target's pace.
+/// step in one run of four only, and at the end of the others: the fuzz
+/// target's pace.
 ///
 /// # Errors
 /// The first [`Violation`] seen.
