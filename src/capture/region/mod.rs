@@ -35,6 +35,7 @@ use super::bounds::RegionBounds;
 use crate::sys::{self, Commit, Discard, Mapping};
 
 mod class;
+mod continue_list;
 mod page_counts;
 mod record;
 
@@ -268,34 +269,8 @@ impl Region {
     /// chunk would: so the list holds no chunk that no request takes.
     pub(crate) fn take_chunk(&self, owner: usize, needed: usize) -> Option<TakenChunk> {
         let mut cache = self.cache();
-        while cache.to_continue != NO_RUN {
-            let run = cache.to_continue;
-            let record = self.record(run);
-            cache.to_continue = record.next_listed.load(Ordering::Relaxed);
-            let state = record.listed.swap(NOT_LISTED, Ordering::Relaxed);
-            if state == LISTED_IDLE {
-                return Some(TakenChunk::Idle(run));
-            }
-            if CHUNK_BYTES - record.resume.load(Ordering::Relaxed) as usize <= needed {
-                // Quarantined like a full chunk: whoever frees its last
-                // allocation finds it unlisted and caches it. The pages it
-                // kept warm for a continuation go back now (no capture
-                // holds it, and frees into it take this lock to give back).
-                self.give_back_dead_pages(run, (0, CHUNK_PAGES));
-                continue;
-            }
-            // Under the lock: a freer that finds no owner discards dead
-            // pages under it too, so none does once the caller bumps here.
-            if let Some(live) = record.live.try_hold() {
-                record.owner.store(owner, Ordering::Relaxed);
-                record.inherited.store(live, Ordering::Relaxed);
-                record.inherited_bytes.store(record.live_bytes.load(Ordering::Relaxed), Ordering::Relaxed);
-                note_unquarantined();
-                return Some(TakenChunk::Continued(run));
-            }
-            // Its last allocation was freed just now: the thread that freed
-            // it puts it in the cache once it has the lock (it finds the
-            // run no longer listed).
+        if let Some(taken) = self.take_listed(&mut cache, owner, needed) {
+            return Some(taken);
         }
         let (class, class_chunks) = run_class(1).expect("one chunk has a class");
         // A bump chunk is one chunk.
@@ -348,30 +323,6 @@ impl Region {
         Some(first)
     }
 
-    /// Gives up the hold of a capture on the bump chunk `run` that it
-    /// bumped through last, and lists the chunk to continue at `resume` if
-    /// allocations are still live in it; returns them (see
-    /// [`LiveCount::release_hold`]). Nothing live lies at or past `resume`,
-    /// which leaves at least [`MIN_CONTINUE_ROOM`] bytes of the chunk.
-    ///
-    /// The caller holds the run and has given back its dead pages.
-    pub(crate) fn release_hold_to_continue(&self, run: u32, resume: usize) -> usize {
-        debug_assert!(resume + MIN_CONTINUE_ROOM <= CHUNK_BYTES);
-        let mut cache = self.cache();
-        let record = self.record(run);
-        // Under the lock, so that no capture continues the chunk before
-        // the hold is gone.
-        record.owner.store(0, Ordering::Release);
-        let live = record.live.release_hold();
-        if live > 0 {
-            record.resume.store(resume as u32, Ordering::Relaxed);
-            record.listed.store(LISTED, Ordering::Relaxed);
-            record.next_listed.store(cache.to_continue, Ordering::Relaxed);
-            cache.to_continue = run;
-        }
-        live
-    }
-
     /// Puts the idle runs of the list starting at `first` (linked by
     /// `next_held`) back in the cache: resident while the warm runs stay
     /// within `retain_bytes`, given back to the OS otherwise. A run listed
@@ -415,15 +366,7 @@ impl Region {
     /// the chunks listed to continue; returns the warm runs' bytes.
     pub(crate) fn trim(&self) -> usize {
         let mut cache = self.cache();
-        let mut listed = cache.to_continue;
-        while listed != NO_RUN {
-            let record = self.record(listed);
-            // Under the lock no capture continues it meanwhile.
-            if record.listed.load(Ordering::Relaxed) == LISTED {
-                self.give_back_dead_pages(listed, (0, CHUNK_PAGES));
-            }
-            listed = record.next_listed.load(Ordering::Relaxed);
-        }
+        self.trim_listed(&cache);
         let mut given = 0;
         for class in 0..CLASSES {
             let mut run = std::mem::replace(&mut cache.warm[class], NO_RUN);
@@ -439,24 +382,6 @@ impl Region {
         }
         cache.warm_bytes = 0;
         given
-    }
-
-    /// Bytes of the chunks listed to continue, from the OS page where each
-    /// continues to its end: pages an earlier capture touched there stay
-    /// resident for the next one.
-    pub(crate) fn continued_bytes(&self, page_bytes: usize) -> usize {
-        let cache = self.cache();
-        let mut bytes = 0;
-        let mut listed = cache.to_continue;
-        while listed != NO_RUN {
-            let record = self.record(listed);
-            if record.listed.load(Ordering::Relaxed) == LISTED {
-                let resume = record.resume.load(Ordering::Relaxed) as usize;
-                bytes += CHUNK_BYTES - resume / page_bytes * page_bytes;
-            }
-            listed = record.next_listed.load(Ordering::Relaxed);
-        }
-        bytes
     }
 
     /// Bytes in warm (resident, idle) runs.

@@ -156,10 +156,10 @@ impl CaptureThread {
             freed_inherited = record.inherited.load(Ordering::Relaxed) < self.inherited_at_start.get()
                 || record.inherited_bytes.load(Ordering::Relaxed) < self.inherited_bytes_at_start.get();
             if self.made_nothing_live() {
-                resume = region.record(current).resume.load(Ordering::Relaxed) as usize;
+                resume = record.resume.load(Ordering::Relaxed) as usize;
                 rolled_back = true;
             }
-            self.flush_locals(region.record(current));
+            self.flush_locals(record);
         }
         let mut run = self.held.replace(NO_RUN);
         let mut empty = NO_RUN;
