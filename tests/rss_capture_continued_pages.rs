@@ -21,23 +21,11 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The resident bytes of the capture region: half its reservation,
-/// aligned to its size, around the captured address `addr`.
+/// The resident bytes of the capture region around the captured address
+/// `addr`.
 fn region_resident(addr: usize) -> usize {
-    let bytes = arena::capture::stats().reserved_bytes / 2;
-    let start = addr / bytes * bytes;
-    let (page, stride) = (common::page_bytes(), 1 << 30);
-    let mut resident = vec![0_u8; stride / page];
-    let mut pages = 0;
-    for from in (start..start + bytes).step_by(stride) {
-        let len = (start + bytes - from).min(stride);
-        // SAFETY: `[from, from + len)` is page-aligned and lies in the
-        // region's mapping; the vector has a byte per page.
-        let rc = unsafe { libc::mincore(from as *mut libc::c_void, len, resident.as_mut_ptr().cast()) };
-        assert_eq!(rc, 0, "mincore over the capture region");
-        pages += resident[..len.div_ceil(page)].iter().filter(|&&byte| byte & 1 != 0).count();
-    }
-    pages * page
+    arena_harness::capture_region_resident(addr, arena::capture::stats().reserved_bytes)
+        .expect("mincore over the capture region")
 }
 
 /// The most the region may hold resident while `live` (address, bytes)

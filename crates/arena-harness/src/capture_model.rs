@@ -13,8 +13,8 @@
 //!   this thread or another, from this capture or an earlier one): it is
 //!   aligned as its layout asks, overlaps no other, and holds its pattern
 //!   where it starts, where it ends and at the start of each OS page it
-//!   spans; after a capture's end, a trim and the run's last step, in every
-//!   byte. So memory reused while something in it is live shows as an
+//!   spans; after an outermost capture's end, a trim and the run's last
+//!   step, in every byte. So memory reused while something in it is live shows as an
 //!   overlap (or a broken pattern), and a page given back while something
 //!   in it is live (the only way the allocator changes bytes it has not
 //!   handed out, and always whole pages) as a broken pattern at the step
@@ -96,11 +96,14 @@ pub enum CaptureOp {
         /// Which item.
         item: u8,
     },
-    /// An allocation made inside a capture on another thread, which then
-    /// exits: the item outlives its thread and its capture.
+    /// An allocation made inside a capture on the run's other thread: the
+    /// item outlives its capture, and its thread if that then exits (a new
+    /// one takes its place).
     AllocElsewhere {
         /// Size.
         bytes: u32,
+        /// Whether the other thread exits after it.
+        then_exits: bool,
     },
     /// [`capture::trim`](arena::capture::trim).
     Trim,
@@ -147,7 +150,7 @@ pub fn decode_capture(bytes: &[u8]) -> Vec<CaptureOp> {
                 9 | 10 => CaptureOp::Realloc { item: extra, bytes: size },
                 11 | 12 => CaptureOp::Free { item: extra },
                 13 => CaptureOp::FreeElsewhere { item: extra },
-                14 => CaptureOp::AllocElsewhere { bytes: size },
+                14 => CaptureOp::AllocElsewhere { bytes: size, then_exits: extra % 4 == 0 },
                 _ => CaptureOp::Trim,
             }
         })
@@ -155,13 +158,15 @@ pub fn decode_capture(bytes: &[u8]) -> Vec<CaptureOp> {
 }
 
 /// A size from a kind byte and a value: mostly tiny and small requests (the
-/// bump path, up to 64 KiB), one in eight a run of its own (up to 2 MiB).
+/// bump path, up to 64 KiB), one in 32 a run of its own (up to 2 MiB, nine
+/// chunks). Every page of an item is written, so a run costs its pages'
+/// faults: at one in eight they took most of a fuzz run's time.
 fn size_of_kind(kind: u8, value: u16) -> u32 {
     let value = u32::from(value);
-    match kind % 8 {
-        0..=3 => 1 + value % 256,
-        4 | 5 => 1 + value % 4096,
-        6 => 1 + value,
+    match kind % 32 {
+        0..=18 => 1 + value % 256,
+        19..=26 => 1 + value % 4096,
+        27..=30 => 1 + value,
         _ => 65_537 + value * 32,
     }
 }
@@ -200,69 +205,120 @@ fn run_with(
     step_residency_every: u64,
 ) -> Result<CaptureSummary, Violation> {
     let _run = RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    std::thread::scope(|threads| {
-        let (remote, freer) = RemoteFreer::new();
-        let freeing = threads.spawn(freer);
-        static RUNS: AtomicU64 = AtomicU64::new(0);
-        let run = RUNS.fetch_add(1, Ordering::Relaxed);
-        let mut model = Model {
-            corrupt_at,
-            remote: Some(remote),
-            step_residency: run.is_multiple_of(step_residency_every),
-            ..Model::default()
-        };
-        let mut ops = ops.iter().copied();
-        let result = model
-            .run_level(&mut ops)
-            .and_then(|()| model.check(Scrutiny::EveryByte))
-            .and_then(|()| model.check_held_bytes(run.is_multiple_of(WHOLE_EVERY)));
-        // Whatever happened, nothing is left allocated (outside any capture).
-        for item in std::mem::take(&mut model.items) {
-            // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
-            unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
-        }
-        // Ends the freeing thread and joins it explicitly: the scope's own
-        // join waits only for its closure, and a thread still running its
-        // exit (TLS destructors) after the run shows as a leak to
-        // LeakSanitizer in the fuzz target.
-        drop(model.remote.take());
-        freeing.join().expect("the freeing thread does not panic");
-        result.map(|()| model.summary)
-    })
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, Ordering::Relaxed);
+    let mut model = Model {
+        corrupt_at,
+        elsewhere: Some(Elsewhere::start()),
+        step_residency: run.is_multiple_of(step_residency_every),
+        ..Model::default()
+    };
+    let mut ops = ops.iter().copied();
+    let result = model
+        .run_level(&mut ops)
+        .and_then(|()| model.check(Scrutiny::EveryByte))
+        .and_then(|()| model.check_held_bytes(run.is_multiple_of(WHOLE_EVERY)));
+    // Whatever happened, nothing is left allocated (outside any capture).
+    for item in std::mem::take(&mut model.items) {
+        // SAFETY: `item` is live and was allocated by `ARENA` with its layout.
+        unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
+    }
+    // Ends the other thread and joins it: a thread still running its exit
+    // (TLS destructors) after the run shows as a leak to LeakSanitizer in
+    // the fuzz target.
+    drop(model.elsewhere.take());
+    result.map(|()| model.summary)
 }
 
-/// Frees items on another thread, one thread for the whole run (a thread
-/// per free would cost more than the rest of the run together).
+/// What the run's other thread is asked to do.
+enum Request {
+    /// `dealloc` the item.
+    Free(SendPtr, Layout),
+    /// `alloc` inside a capture: answered with the pointer and the
+    /// allocations the thread's capture counted.
+    Alloc(Layout),
+}
+
+/// The run's other thread, for frees and captured allocations elsewhere:
+/// one thread until an operation asks it to exit (a thread per operation
+/// would cost more than the rest of the run together).
 #[derive(Debug)]
-struct RemoteFreer {
-    requests: std::sync::mpsc::Sender<(SendPtr, Layout)>,
-    done: std::sync::mpsc::Receiver<()>,
+struct Elsewhere {
+    requests: Option<std::sync::mpsc::Sender<Request>>,
+    replies: std::sync::mpsc::Receiver<(Option<SendPtr>, u64)>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl RemoteFreer {
-    /// The handle, and the body of the thread that frees: it runs until the
-    /// handle is dropped.
-    fn new() -> (RemoteFreer, impl FnOnce() + Send) {
-        let (requests, received) = std::sync::mpsc::channel::<(SendPtr, Layout)>();
-        let (finished, done) = std::sync::mpsc::channel();
-        let freer = move || {
-            for (ptr, layout) in received {
-                // SAFETY: the item was live, allocated by `ARENA` with
-                // `layout`, and is no longer in the model, whose thread
-                // waits for `finished`.
-                unsafe { ARENA.dealloc(ptr.0.as_ptr(), layout) };
-                if finished.send(()).is_err() {
+impl Elsewhere {
+    /// A new thread, running until the handle is dropped or restarted.
+    fn start() -> Elsewhere {
+        let (requests, received) = std::sync::mpsc::channel::<Request>();
+        let (replying, replies) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            for request in received {
+                let reply = match request {
+                    Request::Free(ptr, layout) => {
+                        // SAFETY: the item was live, allocated by `ARENA`
+                        // with `layout`, and is no longer in the model,
+                        // whose thread waits for the reply.
+                        unsafe { ARENA.dealloc(ptr.0.as_ptr(), layout) };
+                        (None, 0)
+                    }
+                    Request::Alloc(layout) => {
+                        let before = arena::capture::stats();
+                        // SAFETY: the model asks for non-zero sizes only.
+                        let ptr = capture(|| unsafe { ARENA.alloc(layout) });
+                        let counted =
+                            arena::capture::stats().thread.captured_allocations - before.thread.captured_allocations;
+                        (NonNull::new(ptr).map(SendPtr), counted)
+                    }
+                };
+                if replying.send(reply).is_err() {
                     break;
                 }
             }
-        };
-        (RemoteFreer { requests, done }, freer)
+        });
+        Elsewhere { requests: Some(requests), replies, thread: Some(thread) }
+    }
+
+    fn ask(&self, request: Request) -> (Option<SendPtr>, u64) {
+        let requests = self.requests.as_ref().expect("the other thread runs until the handle is dropped");
+        requests.send(request).expect("the other thread runs until the handle is dropped");
+        self.replies.recv().expect("the other thread does not panic")
     }
 
     /// Frees `ptr` on the other thread and waits until it has.
     fn free(&self, ptr: SendPtr, layout: Layout) {
-        self.requests.send((ptr, layout)).expect("the freeing thread runs until the run ends");
-        self.done.recv().expect("the freeing thread does not panic");
+        self.ask(Request::Free(ptr, layout));
+    }
+
+    /// Allocates `layout` inside a capture on the other thread: the pointer
+    /// (if any) and the allocations that capture counted.
+    fn alloc(&self, layout: Layout) -> (Option<SendPtr>, u64) {
+        self.ask(Request::Alloc(layout))
+    }
+
+    /// Ends the thread (it exits with what it allocated still live) and
+    /// starts another.
+    fn restart(&mut self) {
+        self.finish();
+        *self = Elsewhere::start();
+    }
+
+    fn finish(&mut self) {
+        drop(self.requests.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+            && !std::thread::panicking()
+        {
+            panic!("the other thread does not panic");
+        }
+    }
+}
+
+impl Drop for Elsewhere {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 
@@ -273,7 +329,8 @@ enum Origin {
     Inner,
     /// The outermost capture numbered so, on this thread.
     Capture(usize),
-    /// A capture on a thread that has exited since.
+    /// A capture on the run's other thread, ended since (and the thread
+    /// may have exited).
     OtherThread,
 }
 
@@ -318,7 +375,12 @@ impl Item {
         let page_starts = (start.next_multiple_of(page_bytes)..start + bytes.len()).step_by(page_bytes);
         std::iter::once(0).chain(page_starts.map(|page| page - start)).chain(std::iter::once(tail)).all(|at| {
             let end = (at + SAMPLE).min(bytes.len());
-            bytes[at..end] == pattern[at..end]
+            // A whole sample as one word: a `memcmp` call per page costs
+            // more than the comparison under a sanitizer's interceptor.
+            match (<[u8; SAMPLE]>::try_from(&bytes[at..end]), <[u8; SAMPLE]>::try_from(&pattern[at..end])) {
+                (Ok(held), Ok(expected)) => u128::from_ne_bytes(held) == u128::from_ne_bytes(expected),
+                _ => bytes[at..end] == pattern[at..end],
+            }
         })
     }
 }
@@ -351,21 +413,20 @@ fn region_resident(reserved: usize, whole: bool) -> Result<Option<usize>, String
     if reserved == 0 || touched_start == usize::MAX {
         return Ok(None);
     }
-    // The region proper: half the reservation, aligned to its size, where
-    // every captured byte lies. Not the mapping around it: the kernel may
-    // merge neighbouring mappings into that one, and their pages are not
-    // the region's.
-    let bytes = reserved / 2;
-    let start = touched_start / bytes * bytes;
-    let end = start + bytes;
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return Ok(None);
-    };
-    // Not found would leave the check silently undone.
-    maps.lines()
-        .filter_map(mapping_range)
-        .find(|&(from, to)| from <= start && end <= to)
-        .ok_or_else(|| format!("no mapping holds the capture region {start:#x}..{end:#x}"))?;
+    let (start, end) = capture_region_around(touched_start, reserved);
+    // The region never moves: its mapping is looked up once.
+    static MAPPED_AT: AtomicUsize = AtomicUsize::new(usize::MAX);
+    if MAPPED_AT.load(Ordering::Relaxed) != start {
+        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            return Ok(None);
+        };
+        // Not found would leave the check silently undone.
+        maps.lines()
+            .filter_map(mapping_range)
+            .find(|&(from, to)| from <= start && end <= to)
+            .ok_or_else(|| format!("no mapping holds the capture region {start:#x}..{end:#x}"))?;
+        MAPPED_AT.store(start, Ordering::Relaxed);
+    }
     let (from, to) = if whole {
         (start, end)
     } else {
@@ -373,6 +434,30 @@ fn region_resident(reserved: usize, whole: bool) -> Result<Option<usize>, String
         (touched_start.clamp(start, touched_end), touched_end)
     };
     resident_bytes(from, to).map(Some).ok_or_else(|| format!("mincore over {from:#x}..{to:#x} failed"))
+}
+
+/// The capture region proper, `[start, end)`, around the captured address
+/// `addr`, for a reservation of `reserved` bytes
+/// (`arena::capture::CaptureStats::reserved_bytes`): half the reservation,
+/// aligned to its size, where every captured byte lies. Not the mapping
+/// around it: the kernel may merge neighbouring mappings into that one, and
+/// their pages are not the region's.
+///
+/// # Panics
+/// If `reserved` is below two bytes (no region).
+pub fn capture_region_around(addr: usize, reserved: usize) -> (usize, usize) {
+    let bytes = reserved / 2;
+    assert!(bytes > 0, "no capture region in a reservation of {reserved} bytes");
+    let start = addr / bytes * bytes;
+    (start, start + bytes)
+}
+
+/// The resident bytes of the capture region around the captured address
+/// `addr` (see [`capture_region_around`]), from `mincore`; `None` where
+/// there is no `mincore` or it fails.
+pub fn capture_region_resident(addr: usize, reserved: usize) -> Option<usize> {
+    let (start, end) = capture_region_around(addr, reserved);
+    resident_bytes(start, end)
 }
 
 /// One run in this many counts the region's resident pages over the whole
@@ -481,7 +566,7 @@ struct Model {
     step: usize,
     corrupt_at: Option<usize>,
     summary: CaptureSummary,
-    remote: Option<RemoteFreer>,
+    elsewhere: Option<Elsewhere>,
     /// Whether the region's residency is checked after every step, or
     /// only at the run's end.
     step_residency: bool,
@@ -501,20 +586,23 @@ impl Model {
         while let Some(op) = ops.next() {
             self.step += 1;
             self.summary.ops += 1;
-            // A capture's end and a trim give back the most: every byte is
-            // compared after them.
+            // An outermost capture's end and a trim give back the most:
+            // every byte is compared after them. (An inner capture joins
+            // the outer one and gives back nothing at its end.)
             let mut scrutiny = Scrutiny::EachPage;
             match op {
                 CaptureOp::Exit if self.depth > 0 => return Ok(()),
                 CaptureOp::Enter if self.depth < MAX_CAPTURE_DEPTH => {
+                    if self.depth == 0 {
+                        scrutiny = Scrutiny::EveryByte;
+                    }
                     self.enter(ops)?;
-                    scrutiny = Scrutiny::EveryByte;
                 }
                 CaptureOp::Alloc { bytes, align_log2, zeroed } => self.alloc(bytes, align_log2, zeroed)?,
                 CaptureOp::Realloc { item, bytes } => self.realloc(item, bytes)?,
                 CaptureOp::Free { item } => self.free(item, false),
                 CaptureOp::FreeElsewhere { item } => self.free(item, true),
-                CaptureOp::AllocElsewhere { bytes } => self.alloc_elsewhere(bytes)?,
+                CaptureOp::AllocElsewhere { bytes, then_exits } => self.alloc_elsewhere(bytes, then_exits)?,
                 CaptureOp::Trim => {
                     arena::capture::trim();
                     scrutiny = Scrutiny::EveryByte;
@@ -659,14 +747,18 @@ impl Model {
         let item = self.items.swap_remove(usize::from(item) % self.items.len());
         if elsewhere {
             self.summary.remote += 1;
-            self.remote.as_ref().expect("a run has its freeing thread").free(SendPtr(item.ptr), item.layout);
+            self.elsewhere().free(SendPtr(item.ptr), item.layout);
         } else {
             // SAFETY: as above, on this thread.
             unsafe { ARENA.dealloc(item.ptr.as_ptr(), item.layout) };
         }
     }
 
-    fn alloc_elsewhere(&mut self, bytes: u32) -> Result<(), Violation> {
+    fn elsewhere(&self) -> &Elsewhere {
+        self.elsewhere.as_ref().expect("a run has its other thread")
+    }
+
+    fn alloc_elsewhere(&mut self, bytes: u32, then_exits: bool) -> Result<(), Violation> {
         let size = (bytes as usize).clamp(1, MAX_ITEM_BYTES);
         let layout = Layout::from_size_align(size, 8).expect("a valid layout");
         if self.live_bytes() + size > LIVE_BUDGET_BYTES {
@@ -674,20 +766,10 @@ impl Model {
             return Ok(());
         }
         self.summary.remote += 1;
-        let (ptr, captured) = std::thread::scope(|threads| {
-            threads
-                .spawn(move || {
-                    let before = arena::capture::stats();
-                    // SAFETY: `layout` has a non-zero size.
-                    let ptr = capture(|| unsafe { ARENA.alloc(layout) });
-                    (
-                        NonNull::new(ptr).map(SendPtr),
-                        arena::capture::stats().thread.captured_allocations - before.thread.captured_allocations,
-                    )
-                })
-                .join()
-                .expect("the allocating thread does not panic")
-        });
+        let (ptr, captured) = self.elsewhere().alloc(layout);
+        if then_exits {
+            self.elsewhere.as_mut().expect("a run has its other thread").restart();
+        }
         let ptr = ptr.map_or(std::ptr::null_mut(), |ptr| ptr.0.as_ptr());
         let mut item = self.new_item(ptr, layout, Origin::OtherThread)?;
         item.write_pattern();

@@ -113,8 +113,8 @@ mod raw;
 
 #[cfg(not(loom))]
 pub use capture_model::{
-    CaptureOp, CaptureSummary, MAX_CAPTURE_DEPTH, decode_capture, run_capture, run_capture_corrupting,
-    run_capture_quick,
+    CaptureOp, CaptureSummary, MAX_CAPTURE_DEPTH, capture_region_around, capture_region_resident, decode_capture,
+    run_capture, run_capture_corrupting, run_capture_quick,
 };
 pub use decode::{decode, encode};
 
