@@ -101,6 +101,10 @@ impl CaptureThread {
         }
         let (mut warm_bytes, mut listed) = (0, 0);
         for (class, lists) in self.idle_warm.iter().zip(&self.idle_cold).enumerate() {
+            let listed_idle = lists.0.get() != NO_RUN || lists.1.get() != NO_RUN;
+            if listed_idle && self.idle_classes.get() & 1 << class == 0 {
+                return Err("a class with idle runs has its bit in `idle_classes`");
+            }
             for (list, warm) in [(lists.0, true), (lists.1, false)] {
                 let mut run = list.get();
                 while run != NO_RUN {

@@ -24,6 +24,9 @@ use super::region::{self, CHUNK_BYTES, CHUNK_PAGES, CLASSES, NO_RUN, Region, Run
 use super::stats::{self, CaptureCounts};
 use crate::busy::{BusyGuard, thread_is_busy};
 
+// `idle_classes` has a bit per class.
+const _: () = assert!(CLASSES <= u64::BITS as usize);
+
 mod invariants;
 mod resize;
 mod runs;
@@ -95,7 +98,9 @@ std::thread_local! {
 /// `idle_warm[c]` and `idle_cold[c]` list (by `next_idle`) the held runs of
 /// class `c` with nothing live in them: the warm ones with their pages
 /// resident, `idle_warm_bytes` in all and at most the retention budget; the
-/// cold ones with their pages given back.
+/// cold ones with their pages given back; `idle_classes` has bit `c` set
+/// if either list of class `c` may be non-empty (so that the exit resets
+/// only those).
 #[derive(Debug)]
 #[repr(C)]
 struct CaptureThread {
@@ -128,6 +133,7 @@ struct CaptureThread {
     held: Cell<u32>,
     idle_warm: [Cell<u32>; CLASSES],
     idle_cold: [Cell<u32>; CLASSES],
+    idle_classes: Cell<u64>,
     idle_warm_bytes: Cell<usize>,
     captured_allocations: Cell<u64>,
     captured_bytes: Cell<u64>,
@@ -162,6 +168,7 @@ impl CaptureThread {
             held: Cell::new(NO_RUN),
             idle_warm: [const { Cell::new(NO_RUN) }; CLASSES],
             idle_cold: [const { Cell::new(NO_RUN) }; CLASSES],
+            idle_classes: Cell::new(0),
             idle_warm_bytes: Cell::new(0),
             captured_allocations: Cell::new(0),
             captured_bytes: Cell::new(0),

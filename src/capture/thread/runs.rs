@@ -107,6 +107,7 @@ impl CaptureThread {
         }
         record.next_idle.store(list.get(), Ordering::Relaxed);
         list.set(run);
+        self.idle_classes.set(self.idle_classes.get() | 1 << class);
     }
 
     /// A run from the region's cache, held by this capture.
@@ -139,8 +140,12 @@ impl CaptureThread {
         let current = self.current.replace(NO_RUN);
         let top = if current == NO_RUN { 0 } else { self.bump_offset() };
         self.stop_bumping();
-        for list in self.idle_warm.iter().chain(&self.idle_cold) {
-            list.set(NO_RUN);
+        let mut classes = self.idle_classes.replace(0);
+        while classes != 0 {
+            let class = classes.trailing_zeros() as usize;
+            self.idle_warm[class].set(NO_RUN);
+            self.idle_cold[class].set(NO_RUN);
+            classes &= classes - 1;
         }
         self.idle_warm_bytes.set(0);
         let Some(region) = Region::get() else { return };
