@@ -1,14 +1,18 @@
 //! Loom models of what a capture shares between threads: the live count
-//! of a run that any thread may free into, and the region's bounds while
-//! they are published. Run with
+//! of a run that any thread may free into, the handshake that gives back
+//! the pages such a free kills, and the region's bounds while they are
+//! published. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_models`.
 
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
 
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use super::bounds::RegionBounds;
 use super::live_count::{HOLD, LiveCount};
+use super::remote_changes::RemoteChanges;
 
 /// A capture run: its live count and a stand-in for its memory.
 struct Run {
@@ -101,6 +105,56 @@ fn a_quarantined_run_is_continued_or_reused_by_its_last_freer_never_both() {
             // Not continued: the count was zero, so the remote free took it.
             None => assert!(remote_reused, "the last free takes the run"),
         }
+    });
+}
+
+/// A bump chunk held by a capture: its owner, the changes other threads
+/// made to its page counts, and one page of it.
+struct HeldChunk {
+    owner: AtomicUsize,
+    changes: RemoteChanges,
+    /// The page counts' word for the page: set when a free kills it.
+    dead: AtomicBool,
+    given_back: AtomicBool,
+}
+
+impl HeldChunk {
+    /// A scan for dead pages, as the holder's exit makes.
+    fn give_back_if_dead(&self) {
+        if self.dead.load(Ordering::Acquire) {
+            self.given_back.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[test]
+fn a_page_killed_by_a_remote_free_goes_back_also_while_the_holder_exits() {
+    loom::model(|| {
+        let chunk = Arc::new(HeldChunk {
+            owner: AtomicUsize::new(1),
+            changes: RemoteChanges::new(),
+            dead: AtomicBool::new(false),
+            given_back: AtomicBool::new(false),
+        });
+        let freer = {
+            let chunk = chunk.clone();
+            thread::spawn(move || {
+                chunk.dead.store(true, Ordering::Relaxed);
+                if chunk.changes.after_change(&chunk.owner) {
+                    // No owner: the freer gives its page back itself.
+                    chunk.given_back.store(true, Ordering::Relaxed);
+                }
+            })
+        };
+        // The holder's exit: scans, gives up ownership, and scans again if
+        // a change came after the first scan.
+        let seen = chunk.changes.seen();
+        chunk.give_back_if_dead();
+        if chunk.changes.release_owner(&chunk.owner, seen) {
+            chunk.give_back_if_dead();
+        }
+        freer.join().unwrap();
+        assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
     });
 }
 

@@ -21,6 +21,7 @@ mod live_count;
 mod par;
 #[cfg(not(loom))]
 mod region;
+mod remote_changes;
 #[cfg(not(loom))]
 mod stats;
 #[cfg(not(loom))]

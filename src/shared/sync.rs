@@ -6,12 +6,12 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::Mutex;
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::Mutex;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 
 #[cfg(loom)]
 pub(crate) use loom::sync::MutexGuard;

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use super::{CHUNK_SHIFT, PageCounts};
 use crate::capture::live_count::LiveCount;
+use crate::capture::remote_changes::RemoteChanges;
 
 /// The record of one chunk; only a run's first chunk's record is used. All
 /// atomics, so that an all-zero mapping is a table of valid records.
@@ -33,6 +34,9 @@ pub(crate) struct RunRecord {
     pub(crate) bump: AtomicBool,
     /// For a bump chunk: the live allocations on each of its pages.
     pub(crate) pages: PageCounts,
+    /// For a bump chunk: the changes to `pages` by threads that do not hold
+    /// it, and the handshake that passes the pages they kill to its holder.
+    pub(crate) remote_changes: RemoteChanges,
     /// For a bump chunk: where a capture that continues it bumps from, one
     /// byte past the bump of the capture that listed it (so that a
     /// zero-sized allocation at its top lies below too); the allocations

@@ -362,7 +362,7 @@ impl CaptureThread {
             }
             let span = page_span(offset, size);
             record.pages.remove(span);
-            if record.owner.load(Ordering::Acquire) == 0 {
+            if record.remote_changes.after_change(&record.owner) {
                 // Quarantined (no capture holds it): the pages this
                 // allocation leaves dead go back now, before its count does
                 // (which may make the run idle and someone else's).

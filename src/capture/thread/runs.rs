@@ -154,10 +154,14 @@ impl CaptureThread {
         // bytes), else from one byte past its top (a zero-sized allocation
         // at the top then lies below where the next capture starts).
         let (mut resume, mut rolled_back, mut freed_inherited) = (top + 1, false, false);
+        let mut current_seen = 0;
         if current != NO_RUN {
             // Freed or shrunk, by this thread or another: their dead pages
             // wait for this exit.
             let record = region.record(current);
+            // Before the inherited counts: a change after them is passed
+            // back when ownership is given up.
+            current_seen = record.remote_changes.seen();
             freed_inherited = record.inherited.load(Ordering::Relaxed) < self.inherited_at_start.get()
                 || record.inherited_bytes.load(Ordering::Relaxed) < self.inherited_bytes_at_start.get();
             if self.made_nothing_live() {
@@ -178,7 +182,9 @@ impl CaptureThread {
             // Read while the run is held: once it is listed, another
             // capture may continue it and inherit what is live.
             let escapes = record.escapes(record.live.held_allocations());
-            if record.live.held_allocations() > 0 {
+            let seen = if run == current { current_seen } else { record.remote_changes.seen() };
+            let held_live = record.live.held_allocations() > 0;
+            if held_live {
                 // Still held, so no one reuses the run meanwhile. A chunk to
                 // continue keeps its pages from where it continues on, and
                 // below where this capture started in it holds what the last
@@ -191,6 +197,17 @@ impl CaptureThread {
                     let span = (scan_from >> COUNTED_PAGE_SHIFT, resume >> COUNTED_PAGE_SHIFT);
                     region.give_back_dead_pages(run, span);
                 }
+            }
+            // A free from another thread that landed after the scan left its
+            // dead pages to this exit: scanned again (still held, so no one
+            // takes the chunk meanwhile; the frees after this see no owner
+            // and give back their own pages).
+            if held_live
+                && record.bump.load(Ordering::Relaxed)
+                && record.remote_changes.release_owner(&record.owner, seen)
+            {
+                let below = if to_continue { resume >> COUNTED_PAGE_SHIFT } else { CHUNK_PAGES };
+                region.give_back_dead_pages(run, (0, below));
             }
             // Counted first: once the hold is gone, another thread may free
             // the last allocation (and uncount the run) at any moment.
