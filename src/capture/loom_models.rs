@@ -5,7 +5,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_models`.
 
 use loom::cell::UnsafeCell;
-use loom::sync::Arc;
+use loom::sync::{Arc, Mutex};
 use loom::thread;
 
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -109,50 +109,94 @@ fn a_quarantined_run_is_continued_or_reused_by_its_last_freer_never_both() {
 }
 
 /// A bump chunk held by a capture: its owner, the changes other threads
-/// made to its page counts, and one page of it.
+/// made to its page counts, one page of it, and the region's lock with
+/// whether the chunk is listed to continue.
 struct HeldChunk {
     owner: AtomicUsize,
     changes: RemoteChanges,
     /// The page counts' word for the page: set when a free kills it.
     dead: AtomicBool,
     given_back: AtomicBool,
+    listed: Mutex<bool>,
 }
 
 impl HeldChunk {
-    /// A scan for dead pages, as the holder's exit makes.
+    fn new() -> HeldChunk {
+        HeldChunk {
+            owner: AtomicUsize::new(1),
+            changes: RemoteChanges::new(),
+            dead: AtomicBool::new(false),
+            given_back: AtomicBool::new(false),
+            listed: Mutex::new(false),
+        }
+    }
+
+    /// A scan for dead pages, as a holder's exit makes.
     fn give_back_if_dead(&self) {
         if self.dead.load(Ordering::Acquire) {
             self.given_back.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// A free from another thread that kills the page
+    /// (`CaptureThread::free_elsewhere`, `Region::give_back_dead_pages_unheld`).
+    fn free_elsewhere(&self) {
+        self.dead.store(true, Ordering::Relaxed);
+        if self.changes.after_change(&self.owner) {
+            let _lock = self.listed.lock().unwrap();
+            if self.owner.load(Ordering::Relaxed) == 0 {
+                self.given_back.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// A holder's exit (`give_up_runs`): scans (the whole chunk if it was
+    /// continued and a change came after the last exit's scan), gives up
+    /// ownership, scans again if a change came since, and lists the chunk.
+    fn exit(&self, continued: bool) {
+        let seen = self.changes.seen();
+        if !continued || self.changes.moved_since_scanned(seen) {
+            self.give_back_if_dead();
+        }
+        if self.changes.release_owner(&self.owner, seen) {
+            self.give_back_if_dead();
+        }
+        *self.listed.lock().unwrap() = true;
     }
 }
 
 #[test]
 fn a_page_killed_by_a_remote_free_goes_back_also_while_the_holder_exits() {
     loom::model(|| {
-        let chunk = Arc::new(HeldChunk {
-            owner: AtomicUsize::new(1),
-            changes: RemoteChanges::new(),
-            dead: AtomicBool::new(false),
-            given_back: AtomicBool::new(false),
-        });
+        let chunk = Arc::new(HeldChunk::new());
         let freer = {
             let chunk = chunk.clone();
-            thread::spawn(move || {
-                chunk.dead.store(true, Ordering::Relaxed);
-                if chunk.changes.after_change(&chunk.owner) {
-                    // No owner: the freer gives its page back itself.
-                    chunk.given_back.store(true, Ordering::Relaxed);
-                }
-            })
+            thread::spawn(move || chunk.free_elsewhere())
         };
-        // The holder's exit: scans, gives up ownership, and scans again if
-        // a change came after the first scan.
-        let seen = chunk.changes.seen();
-        chunk.give_back_if_dead();
-        if chunk.changes.release_owner(&chunk.owner, seen) {
-            chunk.give_back_if_dead();
+        chunk.exit(false);
+        freer.join().unwrap();
+        assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
+    });
+}
+
+#[test]
+fn a_page_killed_as_another_capture_takes_the_chunk_over_goes_back() {
+    loom::model(|| {
+        let chunk = Arc::new(HeldChunk::new());
+        let freer = {
+            let chunk = chunk.clone();
+            thread::spawn(move || chunk.free_elsewhere())
+        };
+        // The first holder's exit, then another capture that continues the
+        // chunk (taken under the lock once listed) and exits: the free may
+        // land before, during or after either.
+        chunk.exit(false);
+        {
+            let mut listed = chunk.listed.lock().unwrap();
+            assert!(std::mem::replace(&mut *listed, false), "the exit listed the chunk");
+            chunk.owner.store(2, Ordering::Relaxed);
         }
+        chunk.exit(true);
         freer.join().unwrap();
         assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
     });

@@ -408,9 +408,11 @@ impl Region {
     }
 
     /// [`give_back_dead_pages`](Self::give_back_dead_pages) of a quarantined
-    /// bump chunk: under the cache's lock, and only if no capture holds the
-    /// chunk (a capture that continues it takes it under that lock, and
-    /// bumps into its dead pages).
+    /// bump chunk, for a freer that found no owner: under the cache's lock,
+    /// and only if no capture holds the chunk (a capture that continues it
+    /// takes it under that lock, and bumps into its dead pages). A capture
+    /// that took it over meanwhile scans it at its exit
+    /// ([`RemoteChanges`](crate::capture::remote_changes::RemoteChanges)).
     pub(crate) fn give_back_dead_pages_unheld(&self, chunk: u32, span: (usize, usize)) {
         let _cache = self.cache();
         if self.record(chunk).owner.load(Ordering::Relaxed) == 0 {

@@ -362,7 +362,10 @@ impl CaptureThread {
             }
             let span = page_span(offset, size);
             record.pages.remove(span);
-            if record.remote_changes.after_change(&record.owner) {
+            // A chunk this capture holds is scanned whole at its exit; only
+            // another holder, or none, needs the handshake.
+            let held_here = record.owner.load(Ordering::Relaxed) == self.token();
+            if !held_here && record.remote_changes.after_change(&record.owner) {
                 // Quarantined (no capture holds it): the pages this
                 // allocation leaves dead go back now, before its count does
                 // (which may make the run idle and someone else's).

@@ -72,7 +72,7 @@ impl CaptureThread {
                 if record.is_inherited(offset) {
                     record.resize_inherited(old_size, new_size);
                 }
-                if record.remote_changes.after_change(&record.owner) {
+                if owner != self.token() && record.remote_changes.after_change(&record.owner) {
                     // Quarantined: the pages the shrink leaves dead go back
                     // (the allocation stays live, so the run stays out of use).
                     region.give_back_dead_pages_unheld(chunk, (new_after, old_after));

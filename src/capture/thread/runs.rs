@@ -160,10 +160,13 @@ impl CaptureThread {
             // wait for this exit.
             let record = region.record(current);
             // Before the inherited counts: a change after them is passed
-            // back when ownership is given up.
+            // back when ownership is given up. A continued chunk is scanned
+            // whole if a free from elsewhere came after the last exit's scan
+            // (it may have landed as this capture took the chunk over).
             current_seen = record.remote_changes.seen();
             freed_inherited = record.inherited.load(Ordering::Relaxed) < self.inherited_at_start.get()
-                || record.inherited_bytes.load(Ordering::Relaxed) < self.inherited_bytes_at_start.get();
+                || record.inherited_bytes.load(Ordering::Relaxed) < self.inherited_bytes_at_start.get()
+                || (self.inherited_at_start.get() > 0 && record.remote_changes.moved_since_scanned(current_seen));
             if self.made_nothing_live() {
                 resume = record.resume.load(Ordering::Relaxed) as usize;
                 rolled_back = true;
