@@ -131,7 +131,9 @@ impl HeldChunk {
         }
     }
 
-    /// A scan for dead pages, as a holder's exit makes.
+    /// A scan for dead pages, as a holder's exit makes (one word, so never
+    /// half a change: `a_scan_that_may_see_half_a_remote_free_is_reported_to_the_freer`
+    /// checks that case).
     fn give_back_if_dead(&self) {
         if self.dead.load(Ordering::Acquire) {
             self.given_back.store(true, Ordering::Relaxed);
@@ -141,8 +143,9 @@ impl HeldChunk {
     /// A free from another thread that kills the page
     /// (`CaptureThread::free_elsewhere`, `Region::give_back_dead_pages_unheld`).
     fn free_elsewhere(&self) {
+        let scans = self.changes.scans_seen();
         self.dead.store(true, Ordering::Relaxed);
-        if self.changes.after_change(&self.owner) {
+        if self.changes.after_change(&self.owner, scans).unowned {
             let _lock = self.listed.lock().unwrap();
             if self.owner.load(Ordering::Relaxed) == 0 {
                 self.given_back.store(true, Ordering::Relaxed);
@@ -199,6 +202,32 @@ fn a_page_killed_as_another_capture_takes_the_chunk_over_goes_back() {
         chunk.exit(true);
         freer.join().unwrap();
         assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
+    });
+}
+
+/// A free from another thread changes two words of the page counts (the
+/// increment past its end, then the decrement at its start): a scan that
+/// reads the first word before the change and the second after it
+/// over-counts the pages past the allocation. The freer learns of any scan
+/// that could have done so.
+#[test]
+fn a_scan_that_may_see_half_a_remote_free_is_reported_to_the_freer() {
+    loom::model(|| {
+        let changes = Arc::new(RemoteChanges::new());
+        let owner = Arc::new(AtomicUsize::new(0));
+        // The words at the allocation's first page and past its end.
+        let words = Arc::new((AtomicUsize::new(1), AtomicUsize::new(0)));
+        let scanner = {
+            let (changes, words) = (changes.clone(), words.clone());
+            thread::spawn(move || changes.scan(|| (words.0.load(Ordering::Acquire), words.1.load(Ordering::Acquire))))
+        };
+        let scans = changes.scans_seen();
+        words.1.fetch_add(1, Ordering::Relaxed);
+        words.0.fetch_sub(1, Ordering::Release);
+        let change = changes.after_change(&owner, scans);
+        let (first, past_end) = scanner.join().unwrap();
+        let half_seen = first == 1 && past_end == 1;
+        assert!(!half_seen || change.overlapped, "a scan that saw half the change is reported");
     });
 }
 

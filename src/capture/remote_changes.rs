@@ -26,18 +26,52 @@ use crate::shared::sync::{AtomicUsize, Ordering, fence};
 /// last exit's scans accounted for
 /// ([`moved_since_scanned`](Self::moved_since_scanned)), and its own
 /// handshake covers the free if that count does not show it yet.
+///
+/// A scan that runs while another thread changes the counts may see half
+/// of the change (the decrement at its first page not yet, the increment
+/// past its end already) and over-count every page past it, missing dead
+/// ones there. Scans are counted too ([`scan`](Self::scan)), so that the
+/// changing thread can tell ([`Change::overlapped`]) and scan to the chunk's
+/// end itself.
 #[derive(Debug)]
 pub(crate) struct RemoteChanges {
     count: AtomicUsize,
     /// The count that the last holder's final scan accounted for.
     scanned: AtomicUsize,
+    /// Scans of the chunk's page counts begun and ended, by any thread.
+    scans_begun: AtomicUsize,
+    scans_ended: AtomicUsize,
+}
+
+/// The scans a thread saw before it changed a chunk's page counts
+/// ([`RemoteChanges::scans_seen`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScansSeen {
+    begun: usize,
+    ended: usize,
+}
+
+/// What [`RemoteChanges::after_change`] found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Change {
+    /// No capture holds the chunk: the caller gives back the pages it left
+    /// dead (otherwise that capture's exit does).
+    pub(crate) unowned: bool,
+    /// A scan may have run while the counts changed, and missed dead pages
+    /// past the change: the caller's give-back runs to the chunk's end.
+    pub(crate) overlapped: bool,
 }
 
 impl RemoteChanges {
     /// No change yet (the region's records start as zero bytes instead).
     #[cfg(loom)]
     pub(crate) fn new() -> RemoteChanges {
-        RemoteChanges { count: AtomicUsize::new(0), scanned: AtomicUsize::new(0) }
+        RemoteChanges {
+            count: AtomicUsize::new(0),
+            scanned: AtomicUsize::new(0),
+            scans_begun: AtomicUsize::new(0),
+            scans_ended: AtomicUsize::new(0),
+        }
     }
 
     /// The changes so far: read by the holder before it scans the chunk.
@@ -53,16 +87,40 @@ impl RemoteChanges {
         seen != self.scanned.load(Ordering::Relaxed)
     }
 
+    /// Runs `scan`, a scan of the chunk's page counts, counted as one.
+    pub(crate) fn scan<R>(&self, scan: impl FnOnce() -> R) -> R {
+        self.scans_begun.fetch_add(1, Ordering::Relaxed);
+        // Pairs with the fence in `after_change`: either this scan sees the
+        // whole change, or the changing thread sees this scan begun.
+        fence(Ordering::SeqCst);
+        let result = scan();
+        // `Release`: a changer that sees the scan ended knows that it read
+        // nothing of its change.
+        self.scans_ended.fetch_add(1, Ordering::Release);
+        result
+    }
+
+    /// Read by a thread other than the holder just before it changes the
+    /// page counts, for [`after_change`](Self::after_change).
+    pub(crate) fn scans_seen(&self) -> ScansSeen {
+        let begun = self.scans_begun.load(Ordering::Acquire);
+        let ended = self.scans_ended.load(Ordering::Acquire);
+        ScansSeen { begun, ended }
+    }
+
     /// Called by a thread other than the holder after it changed the page
-    /// counts (a free or a shrink): whether no capture holds the chunk `owner`
-    /// belongs to, so that the caller gives back the pages it left dead; if
-    /// one does, that capture's exit gives them back.
-    pub(crate) fn after_change(&self, owner: &AtomicUsize) -> bool {
+    /// counts (a free or a shrink), with what it saw of the scans before:
+    /// whether no capture holds the chunk `owner` belongs to, and whether a
+    /// scan may have overlapped the change.
+    pub(crate) fn after_change(&self, owner: &AtomicUsize, before: ScansSeen) -> Change {
         // `Release`: a holder that reads the new count sees the change to
         // the page counts too.
         self.count.fetch_add(1, Ordering::Release);
         fence(Ordering::SeqCst);
-        owner.load(Ordering::Acquire) == 0
+        // A scan under way before the change (begun, not ended), or begun
+        // since: it may have read half of the change.
+        let overlapped = before.ended != before.begun || self.scans_begun.load(Ordering::Relaxed) != before.begun;
+        Change { unowned: owner.load(Ordering::Acquire) == 0, overlapped }
     }
 
     /// Called by the holder after it scanned the chunk for dead pages (the

@@ -402,8 +402,11 @@ impl Region {
     pub(crate) fn give_back_dead_pages(&self, chunk: u32, (first, after): (usize, usize)) {
         let per_os_page = (sys::page_bytes() >> COUNTED_PAGE_SHIFT).clamp(1, CHUNK_PAGES);
         let widened = (first / per_os_page * per_os_page, after.next_multiple_of(per_os_page).min(CHUNK_PAGES));
-        self.record(chunk).pages.dead_pages_in(widened, |first, after| {
-            self.give_back_range(chunk, first << COUNTED_PAGE_SHIFT, (after - first) << COUNTED_PAGE_SHIFT);
+        let record = self.record(chunk);
+        record.remote_changes.scan(|| {
+            record.pages.dead_pages_in(widened, |first, after| {
+                self.give_back_range(chunk, first << COUNTED_PAGE_SHIFT, (after - first) << COUNTED_PAGE_SHIFT);
+            });
         });
     }
 

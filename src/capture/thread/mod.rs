@@ -361,15 +361,21 @@ impl CaptureThread {
                 record.forget_inherited(size);
             }
             let span = page_span(offset, size);
+            let scans = record.remote_changes.scans_seen();
             record.pages.remove(span);
             // A chunk this capture holds is scanned whole at its exit; only
             // another holder, or none, needs the handshake.
             let held_here = record.owner.load(Ordering::Relaxed) == self.token();
-            if !held_here && record.remote_changes.after_change(&record.owner) {
-                // Quarantined (no capture holds it): the pages this
-                // allocation leaves dead go back now, before its count does
-                // (which may make the run idle and someone else's).
-                region.give_back_dead_pages_unheld(chunk, span);
+            if !held_here {
+                let change = record.remote_changes.after_change(&record.owner, scans);
+                if change.unowned {
+                    // Quarantined (no capture holds it): the pages this
+                    // allocation leaves dead go back now, before its count
+                    // does (which may make the run idle and someone
+                    // else's); to the chunk's end if a scan overlapped.
+                    let until = if change.overlapped { CHUNK_PAGES } else { span.1 };
+                    region.give_back_dead_pages_unheld(chunk, (span.0, until));
+                }
             }
         }
         match record.live.free_one() {

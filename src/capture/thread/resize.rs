@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
 use super::{CaptureThread, SMALL_MAX_BYTES, page_slots};
-use crate::capture::region::{CHUNK_BYTES, Region, page_span};
+use crate::capture::region::{CHUNK_BYTES, CHUNK_PAGES, Region, page_span};
 
 impl CaptureThread {
     /// Resizes the allocation at `ptr` (`layout`) to `new_size` bytes
@@ -68,14 +68,18 @@ impl CaptureThread {
             if new_size < old_size && record.bump.load(Ordering::Relaxed) {
                 let offset = ptr.addr() - region.chunk_start(chunk).as_ptr().addr();
                 let (old_after, new_after) = (page_span(offset, old_size).1, page_span(offset, new_size).1);
+                let scans = record.remote_changes.scans_seen();
                 record.pages.shrink(old_after, new_after);
                 if record.is_inherited(offset) {
                     record.resize_inherited(old_size, new_size);
                 }
-                if owner != self.token() && record.remote_changes.after_change(&record.owner) {
+                let change = (owner != self.token()).then(|| record.remote_changes.after_change(&record.owner, scans));
+                if let Some(change) = change.filter(|change| change.unowned) {
                     // Quarantined: the pages the shrink leaves dead go back
-                    // (the allocation stays live, so the run stays out of use).
-                    region.give_back_dead_pages_unheld(chunk, (new_after, old_after));
+                    // (the allocation stays live, so the run stays out of
+                    // use); to the chunk's end if a scan overlapped.
+                    let until = if change.overlapped { CHUNK_PAGES } else { old_after };
+                    region.give_back_dead_pages_unheld(chunk, (new_after, until));
                 }
             } else if new_size < old_size && owner == 0 {
                 // A large allocation's quarantined run: past its new end.
