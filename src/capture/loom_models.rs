@@ -168,31 +168,33 @@ impl HeldChunk {
     }
 }
 
-#[test]
-fn a_page_killed_by_a_remote_free_goes_back_also_while_the_holder_exits() {
-    loom::model(|| {
+/// Runs `holders` (exits, and takes over between them) against a free from
+/// another thread, in every interleaving loom explores; the page that free
+/// kills goes back.
+fn page_goes_back_with_a_remote_free_during(holders: impl Fn(&HeldChunk) + Send + Sync + 'static) {
+    loom::model(move || {
         let chunk = Arc::new(HeldChunk::new());
         let freer = {
             let chunk = chunk.clone();
             thread::spawn(move || chunk.free_elsewhere())
         };
-        chunk.exit(false);
+        holders(&chunk);
         freer.join().unwrap();
         assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
     });
 }
 
 #[test]
+fn a_page_killed_by_a_remote_free_goes_back_also_while_the_holder_exits() {
+    page_goes_back_with_a_remote_free_during(|chunk| chunk.exit(false));
+}
+
+#[test]
 fn a_page_killed_as_another_capture_takes_the_chunk_over_goes_back() {
-    loom::model(|| {
-        let chunk = Arc::new(HeldChunk::new());
-        let freer = {
-            let chunk = chunk.clone();
-            thread::spawn(move || chunk.free_elsewhere())
-        };
-        // The first holder's exit, then another capture that continues the
-        // chunk (taken under the lock once listed) and exits: the free may
-        // land before, during or after either.
+    // The first holder's exit, then another capture that continues the
+    // chunk (taken under the lock once listed) and exits: the free may land
+    // before, during or after either.
+    page_goes_back_with_a_remote_free_during(|chunk| {
         chunk.exit(false);
         {
             let mut listed = chunk.listed.lock().unwrap();
@@ -200,8 +202,6 @@ fn a_page_killed_as_another_capture_takes_the_chunk_over_goes_back() {
             chunk.owner.store(2, Ordering::Relaxed);
         }
         chunk.exit(true);
-        freer.join().unwrap();
-        assert!(chunk.given_back.load(Ordering::Relaxed), "the dead page went back");
     });
 }
 
