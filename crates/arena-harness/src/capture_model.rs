@@ -179,14 +179,16 @@ pub fn run_capture(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
     run_with(ops, None, 1)
 }
 
-/// Like [`run_capture`], but the region's residency is checked after every
-/// step in one run of four only, and at the end of the others: the fuzz
-/// target's pace.
+/// Like [`run_capture`], but in one run of four only are the region's
+/// residency checked after every step and every byte of the live items
+/// compared after each outermost capture's end and each trim; the other
+/// runs compare each page's samples after every step and check everything
+/// at their end: the fuzz target's pace.
 ///
 /// # Errors
 /// The first [`Violation`] seen.
 pub fn run_capture_quick(ops: &[CaptureOp]) -> Result<CaptureSummary, Violation> {
-    run_with(ops, None, STEP_RESIDENCY_EVERY)
+    run_with(ops, None, THOROUGH_EVERY)
 }
 
 /// Test hook: like [`run_capture`], but just before the checks of step
@@ -199,18 +201,14 @@ pub fn run_capture_corrupting(ops: &[CaptureOp], corrupt_at: Option<usize>) -> R
     run_with(ops, corrupt_at, 1)
 }
 
-fn run_with(
-    ops: &[CaptureOp],
-    corrupt_at: Option<usize>,
-    step_residency_every: u64,
-) -> Result<CaptureSummary, Violation> {
+fn run_with(ops: &[CaptureOp], corrupt_at: Option<usize>, thorough_every: u64) -> Result<CaptureSummary, Violation> {
     let _run = RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let run = RUNS.fetch_add(1, Ordering::Relaxed);
     let mut model = Model {
         corrupt_at,
         elsewhere: Some(Elsewhere::start()),
-        step_residency: run.is_multiple_of(step_residency_every),
+        thorough: run.is_multiple_of(thorough_every),
         ..Model::default()
     };
     let mut ops = ops.iter().copied();
@@ -465,11 +463,13 @@ pub fn capture_region_resident(addr: usize, reserved: usize) -> Option<usize> {
 const WHOLE_EVERY: u64 = 16;
 
 /// In [`run_capture_quick`], one run in this many checks the region's
-/// residency after every step outside a capture, not only at its end: each
-/// check reads the page tables of all the region has touched, and a fuzz
-/// run makes hundreds of steps. What a step leaves resident and no later
-/// step gives back shows at the end too.
-const STEP_RESIDENCY_EVERY: u64 = 4;
+/// residency after every step outside a capture and compares every byte
+/// after each outermost capture's end and trim, not only at its end: a
+/// residency check reads the page tables of all the region has touched, a
+/// byte compare reads every live item, and a fuzz run makes hundreds of
+/// steps. What a step leaves resident or overwrites and no later step
+/// undoes shows at the end too; a page given back shows in its samples.
+const THOROUGH_EVERY: u64 = 4;
 
 /// The resident bytes of the pages in `[start, end)` (page-aligned, in one
 /// mapping), asked a gibibyte at a time.
@@ -567,9 +567,10 @@ struct Model {
     corrupt_at: Option<usize>,
     summary: CaptureSummary,
     elsewhere: Option<Elsewhere>,
-    /// Whether the region's residency is checked after every step, or
-    /// only at the run's end.
-    step_residency: bool,
+    /// Whether the region's residency is checked after every step and
+    /// every byte compared after the steps that give back the most, or
+    /// both only at the run's end.
+    thorough: bool,
 }
 
 impl Model {
@@ -587,14 +588,16 @@ impl Model {
             self.step += 1;
             self.summary.ops += 1;
             // An outermost capture's end and a trim give back the most:
-            // every byte is compared after them. (An inner capture joins
-            // the outer one and gives back nothing at its end.)
+            // every byte is compared after them in a thorough run. (An
+            // inner capture joins the outer one and gives back nothing at
+            // its end.)
             let mut scrutiny = Scrutiny::EachPage;
+            let gives_back = if self.thorough { Scrutiny::EveryByte } else { Scrutiny::EachPage };
             match op {
                 CaptureOp::Exit if self.depth > 0 => return Ok(()),
                 CaptureOp::Enter if self.depth < MAX_CAPTURE_DEPTH => {
                     if self.depth == 0 {
-                        scrutiny = Scrutiny::EveryByte;
+                        scrutiny = gives_back;
                     }
                     self.enter(ops)?;
                 }
@@ -605,14 +608,14 @@ impl Model {
                 CaptureOp::AllocElsewhere { bytes, then_exits } => self.alloc_elsewhere(bytes, then_exits)?,
                 CaptureOp::Trim => {
                     arena::capture::trim();
-                    scrutiny = Scrutiny::EveryByte;
+                    scrutiny = gives_back;
                 }
                 CaptureOp::Enter | CaptureOp::Exit => self.summary.skipped += 1,
             }
             self.check(scrutiny)?;
             // Outside a capture only the inner allocator serves `alloc`: the
             // region's pages cannot have changed.
-            if self.step_residency && self.depth == 0 && !matches!(op, CaptureOp::Alloc { .. }) {
+            if self.thorough && self.depth == 0 && !matches!(op, CaptureOp::Alloc { .. }) {
                 self.check_held_bytes(false)?;
             }
         }
