@@ -28,7 +28,7 @@ impl CaptureThread {
     /// Frees an allocation of `size` bytes at address `addr` of the current
     /// chunk.
     #[inline(always)]
-    pub(super) fn free_local(&self, addr: usize, size: usize) {
+    fn free_local(&self, addr: usize, size: usize) {
         self.local_frees.set(self.local_frees.get().wrapping_add(1));
         self.local_freed_bytes.set(self.local_freed_bytes.get().wrapping_add(size));
         self.count_pages(page_slots(addr, size), u32::MAX);
@@ -43,7 +43,7 @@ impl CaptureThread {
     /// capture records escapes or the chunk holds inherited allocations,
     /// any allocation.
     #[inline(never)]
-    pub(super) fn free_elsewhere(&self, ptr: *mut u8, size: usize) {
+    fn free_elsewhere(&self, ptr: *mut u8, size: usize) {
         if escapes::ever_on() {
             escapes::forget(ptr.addr());
         }
